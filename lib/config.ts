@@ -1,0 +1,61 @@
+/**
+ * @module Gateway configuration: one schema, and the only reader of the environment. Everything else receives
+ * a `Config` value, so tests build one without touching the process environment.
+ */
+import { z } from "zod";
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const ConfigSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  GATEWAY_KV: z.string().min(1).optional(),
+  GATEWAY_ADMIN_TOKEN: z.string().min(1).optional(),
+  GATEWAY_TRUST_PROXY: z.string().optional(),
+  /** Largest accepted request body; images make chat bodies large, so the default is generous. */
+  GATEWAY_MAX_BODY_BYTES: positiveInt(20 * 1024 * 1024),
+  /** How long to wait for a backend's response headers; a cold model can take a while to load. */
+  GATEWAY_FIRST_BYTE_TIMEOUT_MS: positiveInt(120_000),
+  /** Upper bound on a whole non-streamed backend answer. */
+  GATEWAY_RESPONSE_TIMEOUT_MS: positiveInt(600_000),
+  /** How often a running gateway looks for admin changes in the store. */
+  GATEWAY_RELOAD_INTERVAL_MS: positiveInt(250),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  /** A file path or a KV Connect URL; undefined means the embedded default file. */
+  kvPath?: string;
+  adminToken?: string;
+  trustProxy: string[];
+  maxBodyBytes: number;
+  firstByteTimeoutMs: number;
+  responseTimeoutMs: number;
+  reloadIntervalMs: number;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`Invalid configuration: ${issue.path.join(".")}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    kvPath: e.GATEWAY_KV,
+    adminToken: e.GATEWAY_ADMIN_TOKEN,
+    trustProxy: (e.GATEWAY_TRUST_PROXY ?? "").split(",").map((s) => s.trim()).filter(Boolean),
+    maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
+    firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
+    responseTimeoutMs: e.GATEWAY_RESPONSE_TIMEOUT_MS,
+    reloadIntervalMs: e.GATEWAY_RELOAD_INTERVAL_MS,
+  };
+}
+
+/** Defaults for tests and embedding; same values as an empty environment. */
+export function defaultConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({}), ...overrides };
+}

@@ -1,0 +1,119 @@
+/**
+ * @module The gateway's one error type. Stages throw these; each face renders them in its own wire format.
+ * Failover reads `retryable` and `countsAgainstServer`, never a status text or a header.
+ */
+
+/** Stable machine-readable codes; clients may branch on them. */
+export type ErrorCode =
+  | "invalid_request"
+  | "invalid_api_key"
+  | "key_expired"
+  | "forbidden"
+  | "not_found"
+  | "method_not_allowed"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "rate_limited"
+  | "quota_exceeded"
+  | "bad_gateway"
+  | "no_healthy_server"
+  | "image_not_supported";
+
+export class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    /** Another server may succeed where this one failed. */
+    readonly retryable = false,
+    /** The failure says something about the server's health (feeds the breaker). */
+    readonly countsAgainstServer = false,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+
+  /** Extra response headers (Retry-After, Allow...). */
+  headers(): Record<string, string> {
+    return {};
+  }
+}
+
+export class InvalidRequest extends GatewayError {
+  constructor(message: string) {
+    super(400, "invalid_request", message);
+  }
+}
+
+export class Unauthenticated extends GatewayError {
+  constructor(message = "Missing or invalid API key: send it as 'Authorization: Bearer <key>'") {
+    super(401, "invalid_api_key", message);
+  }
+}
+
+export class KeyExpired extends GatewayError {
+  constructor(expiredAt: string) {
+    super(403, "key_expired", `This API key expired at ${expiredAt}`);
+  }
+}
+
+export class Forbidden extends GatewayError {
+  constructor(message: string) {
+    super(403, "forbidden", message);
+  }
+}
+
+export class NotFound extends GatewayError {
+  constructor(path: string) {
+    super(404, "not_found", `No such endpoint: ${path}`);
+  }
+}
+
+export class MethodNotAllowed extends GatewayError {
+  constructor(method: string, readonly allow: string[]) {
+    super(405, "method_not_allowed", `Method ${method} is not allowed here; use ${allow.join(", ")}`);
+  }
+  override headers(): Record<string, string> {
+    return { Allow: this.allow.join(", ") };
+  }
+}
+
+export class PayloadTooLarge extends GatewayError {
+  constructor(limit: number) {
+    super(413, "payload_too_large", `Request body is larger than the limit of ${limit} bytes`);
+  }
+}
+
+export class UnsupportedMediaType extends GatewayError {
+  constructor(got: string) {
+    super(415, "unsupported_media_type", `Content-Type must be application/json, got ${got || "none"}`);
+  }
+}
+
+/** The backend answered with something that is not a valid chat response. */
+export class BadGateway extends GatewayError {
+  constructor(message: string, retryable = true) {
+    super(502, "bad_gateway", message, retryable, true);
+  }
+}
+
+/** No server could serve the request; the message says why, without naming backend URLs. */
+export class NoHealthyServer extends GatewayError {
+  constructor(message: string) {
+    super(503, "no_healthy_server", message);
+  }
+}
+
+/** A backend refused an image because its model has no vision: not the server's fault, not retried. */
+export class ImageNotSupported extends GatewayError {
+  constructor() {
+    super(503, "image_not_supported", "The model serving this key cannot take image input");
+  }
+}
+
+/** A failure talking to one backend. Retryable ones send the request to the next candidate. */
+export class BackendFailure extends GatewayError {
+  constructor(message: string, retryable: boolean, countsAgainstServer: boolean, status = 502) {
+    super(status, "bad_gateway", message, retryable, countsAgainstServer);
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * @module Opening the store: the embedded Deno KV file by default, or what GATEWAY_KV names (a path or a KV
+ * Connect URL). The gateway and the admin CLI open it the same way so they always meet on one store.
+ */
+
+export const DEFAULT_KV_PATH = "./data/gateway.kv";
+
+export const KV_KEYS = {
+  keys: "keys",
+  keysByDigest: "keys_by_digest",
+  servers: "servers",
+  clusters: "clusters",
+  users: "users",
+  /** Bumped by every admin write; running gateways poll it to drop their caches. */
+  generation: ["meta", "generation"] as const,
+};
+
+export async function openStore(path?: string): Promise<Deno.Kv> {
+  const target = path ?? DEFAULT_KV_PATH;
+  const remote = /^https?:\/\//.test(target);
+  if (!remote && target !== ":memory:") {
+    const dir = target.replace(/[\\/][^\\/]*$/, "");
+    if (dir && dir !== target) await Deno.mkdir(dir, { recursive: true });
+  }
+  return await Deno.openKv(target);
+}
+
+export async function readGeneration(kv: Deno.Kv): Promise<bigint> {
+  const entry = await kv.get<Deno.KvU64>(KV_KEYS.generation);
+  return entry.value?.value ?? 0n;
+}
+
+/** Adds the generation bump to an admin write, so readers see the change and the bump together. */
+export function bumpGeneration(op: Deno.AtomicOperation): Deno.AtomicOperation {
+  return op.sum(KV_KEYS.generation, 1n);
+}

@@ -1,0 +1,79 @@
+/**
+ * @module The records the admin manages. Shared by the admin CLI (writes) and the gateway (reads).
+ */
+
+export type BackendKind = "ollama" | "openai";
+export const BACKEND_KINDS: readonly BackendKind[] = ["ollama", "openai"];
+
+export interface ServedModel {
+  /** The backend's own name for the model. */
+  tag: string;
+  /** The name format-B clients see; the tag when absent. */
+  alias?: string;
+}
+
+export interface ServerRecord {
+  name: string;
+  url: string;
+  kind: BackendKind;
+  models: ServedModel[];
+  weight: number;
+  enabled: boolean;
+  maxCtx?: number;
+  maxPredict?: number;
+  /** Sent as a bearer token to OpenAI-compatible backends. */
+  apiKey?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ClusterRecord {
+  name: string;
+  servers: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface TokenQuotas {
+  dailyTokens?: number;
+  weeklyTokens?: number;
+  monthlyTokens?: number;
+}
+
+export interface UserRecord extends TokenQuotas {
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface KeyPolicy extends TokenQuotas {
+  model: string;
+  name?: string;
+  cluster?: string;
+  user?: string;
+  /** ISO 8601; the key answers 403 from then on. */
+  expiresAt?: string;
+  rpm?: number;
+  allowIps: string[];
+  allowDomains: string[];
+  tools: boolean;
+  vision: boolean;
+  thinking: boolean;
+  forceJson: boolean;
+  systemPrompt?: string;
+  maxCtx?: number;
+  maxPredict?: number;
+  defaultCtx?: number;
+  defaultPredict?: number;
+}
+
+export interface KeyRecord extends KeyPolicy {
+  id: string;
+  /** SHA-256 of the secret, hex. The secret itself is never stored. */
+  digest: string;
+  /** First characters of the secret, so an admin can tell keys apart. */
+  hint: string;
+  createdAt: string;
+  updatedAt: string;
+  revokedAt?: string;
+}

@@ -1,0 +1,92 @@
+/**
+ * @module The gateway's read side of the store. Servers, clusters and users are few and read on every
+ * request, so they live in memory as a snapshot; keys are many, so they are read one at a time through the
+ * digest index and cached. Both are dropped when the store's generation changes (every admin write bumps
+ * it), which a poll notices within `reloadIntervalMs`, across processes and on KV Connect alike.
+ */
+import { KV_KEYS, readGeneration } from "./kv.ts";
+import { findKeyByDigest } from "./keys.ts";
+import type { ClusterRecord, KeyRecord, ServerRecord, UserRecord } from "./records.ts";
+
+/** Bounds memory when clients present many distinct (mostly invalid) keys. */
+const KEY_CACHE_LIMIT = 50_000;
+
+export interface Snapshot {
+  servers: ReadonlyMap<string, ServerRecord>;
+  clusters: ReadonlyMap<string, ClusterRecord>;
+  users: ReadonlyMap<string, UserRecord>;
+}
+
+async function readPrefix<T extends { name: string }>(kv: Deno.Kv, prefix: string) {
+  const out = new Map<string, T>();
+  for await (const entry of kv.list<T>({ prefix: [prefix] })) out.set(entry.value.name, entry.value);
+  return out;
+}
+
+export class StoreView {
+  #snapshot: Snapshot = { servers: new Map(), clusters: new Map(), users: new Map() };
+  #keys = new Map<string, KeyRecord | null>();
+  /** Advances on every reload so a lookup that raced a reload does not cache stale data. */
+  #epoch = 0;
+  #generation = -1n;
+  #timer?: number;
+  #polling = false;
+
+  private constructor(readonly kv: Deno.Kv) {}
+
+  static async open(kv: Deno.Kv, reloadIntervalMs: number): Promise<StoreView> {
+    const view = new StoreView(kv);
+    await view.refresh();
+    view.#timer = setInterval(() => view.#poll(), reloadIntervalMs);
+    Deno.unrefTimer(view.#timer);
+    return view;
+  }
+
+  get snapshot(): Snapshot {
+    return this.#snapshot;
+  }
+
+  /** Re-reads everything if the generation moved; returns whether it did. */
+  async refresh(): Promise<boolean> {
+    const generation = await readGeneration(this.kv);
+    if (generation === this.#generation) return false;
+    const [servers, clusters, users] = await Promise.all([
+      readPrefix<ServerRecord>(this.kv, KV_KEYS.servers),
+      readPrefix<ClusterRecord>(this.kv, KV_KEYS.clusters),
+      readPrefix<UserRecord>(this.kv, KV_KEYS.users),
+    ]);
+    this.#snapshot = { servers, clusters, users };
+    this.#keys = new Map();
+    this.#epoch++;
+    this.#generation = generation;
+    return true;
+  }
+
+  async #poll(): Promise<void> {
+    if (this.#polling) return;
+    this.#polling = true;
+    try {
+      await this.refresh();
+    } catch {
+      // A transient store error keeps the last snapshot; the next tick tries again.
+    } finally {
+      this.#polling = false;
+    }
+  }
+
+  async findKey(digest: string): Promise<KeyRecord | null> {
+    const cached = this.#keys.get(digest);
+    if (cached !== undefined) return cached;
+    const epoch = this.#epoch;
+    const record = await findKeyByDigest(this.kv, digest);
+    if (epoch === this.#epoch) {
+      if (this.#keys.size >= KEY_CACHE_LIMIT) this.#keys.delete(this.#keys.keys().next().value!);
+      this.#keys.set(digest, record);
+    }
+    return record;
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+  }
+}
