@@ -66,7 +66,9 @@ export class NamedRecords<T extends NamedRecord> {
       await guard?.(op);
       if ((await bumpGeneration(op).commit()).ok) return next;
     }
-    throw new RecordError(`The ${this.noun} ${JSON.stringify(name)} is being changed concurrently; try again`);
+    throw new RecordError(
+      `The ${this.noun} ${JSON.stringify(name)} is being changed concurrently; try again`,
+    );
   }
 
   async remove(name: string, guard?: Guard): Promise<T> {
@@ -75,7 +77,9 @@ export class NamedRecords<T extends NamedRecord> {
     const op = this.kv.atomic().check(entry).delete(this.key(name));
     await guard?.(op);
     if (!(await bumpGeneration(op).commit()).ok) {
-      throw new RecordError(`The ${this.noun} ${JSON.stringify(name)} changed while being removed; try again`);
+      throw new RecordError(
+        `The ${this.noun} ${JSON.stringify(name)} changed while being removed; try again`,
+      );
     }
     return entry.value;
   }

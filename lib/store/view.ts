@@ -29,7 +29,7 @@ export class StoreView {
   /** Advances on every reload so a lookup that raced a reload does not cache stale data. */
   #epoch = 0;
   #generation = -1n;
-  #timer?: number;
+  #timer?: ReturnType<typeof setInterval>;
   #polling = false;
 
   private constructor(readonly kv: Deno.Kv) {}
@@ -38,7 +38,7 @@ export class StoreView {
     const view = new StoreView(kv);
     await view.refresh();
     view.#timer = setInterval(() => view.#poll(), reloadIntervalMs);
-    Deno.unrefTimer(view.#timer);
+    Deno.unrefTimer(view.#timer as unknown as number);
     return view;
   }
 
