@@ -17,7 +17,8 @@ export type ErrorCode =
   | "quota_exceeded"
   | "bad_gateway"
   | "no_healthy_server"
-  | "image_not_supported";
+  | "image_not_supported"
+  | "internal_error";
 
 export class GatewayError extends Error {
   constructor(
@@ -115,5 +116,12 @@ export class ImageNotSupported extends GatewayError {
 export class BackendFailure extends GatewayError {
   constructor(message: string, retryable: boolean, countsAgainstServer: boolean, status = 502) {
     super(status, "bad_gateway", message, retryable, countsAgainstServer);
+  }
+}
+
+/** A defect in the gateway itself; the message never carries internals. */
+export class InternalError extends GatewayError {
+  constructor() {
+    super(500, "internal_error", "The gateway failed to handle this request");
   }
 }

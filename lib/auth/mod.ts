@@ -1,0 +1,26 @@
+/**
+ * @module Authentication: bearer secret → digest → one indexed lookup (cached by the store view). Decides
+ * only who is calling; what the key may do is policy's business.
+ */
+import { Unauthenticated } from "../errors.ts";
+import { digestSecret } from "../store/key_secret.ts";
+import type { KeyRecord } from "../store/records.ts";
+import type { StoreView } from "../store/view.ts";
+
+/** Longer values cannot be keys; refusing them early keeps hashing work bounded. */
+const MAX_SECRET_LENGTH = 256;
+
+export function bearerSecret(header: string | null): string | undefined {
+  if (!header) return undefined;
+  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+export async function authenticate(authorization: string | null, view: StoreView): Promise<KeyRecord> {
+  const secret = bearerSecret(authorization);
+  if (!secret) throw new Unauthenticated();
+  if (secret.length > MAX_SECRET_LENGTH) throw new Unauthenticated("Invalid API key");
+  const key = await view.findKey(await digestSecret(secret));
+  if (!key) throw new Unauthenticated("Invalid API key");
+  return key;
+}

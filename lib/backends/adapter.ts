@@ -1,0 +1,21 @@
+/**
+ * @module What a backend adapter is: it sends an internal `ChatRequest` to one server in that server's wire
+ * format and returns the internal result, or throws a `GatewayError` whose `retryable` tells failover whether
+ * another server may do better.
+ */
+import type { ChatRequest, ChatResult } from "../chat/types.ts";
+import type { ServerRecord } from "../store/records.ts";
+
+export interface CallContext {
+  fetch: typeof fetch;
+  /** Time allowed for the backend's response headers (a cold model may need to load first). */
+  firstByteTimeoutMs: number;
+  /** Time allowed for the whole answer. */
+  responseTimeoutMs: number;
+  /** Aborts the backend call, e.g. when the client goes away. */
+  signal?: AbortSignal;
+}
+
+export interface BackendAdapter {
+  chat(request: ChatRequest, server: ServerRecord, ctx: CallContext): Promise<ChatResult>;
+}

@@ -1,0 +1,104 @@
+/**
+ * @module One JSON POST to a backend, with timeouts and the classification of every way it can fail: the
+ * part of failover that needs to know HTTP. Backend URLs stay out of the messages, which may reach clients.
+ */
+import { BackendFailure, BadGateway, GatewayError, ImageNotSupported, InvalidRequest } from "../errors.ts";
+import type { CallContext } from "./adapter.ts";
+
+/** Error bodies are read only this far: enough for a message, bounded against a hostile backend. */
+const ERROR_BODY_LIMIT = 8192;
+const IMAGE_TROUBLE = /image|vision|multimodal|projector/i;
+
+interface PostOptions {
+  headers?: Record<string, string>;
+  /** The request carried images, so an image complaint means a text-only model (503, not the server's fault). */
+  hasImages: boolean;
+}
+
+/** Backend messages can name internal addresses (runner URLs); clients see them without those. */
+function scrub(message: string): string {
+  return message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<address>").slice(0, 300);
+}
+
+function errorMessage(text: string): string {
+  try {
+    const body = JSON.parse(text);
+    const err = body?.error ?? body;
+    if (typeof err === "string") return scrub(err);
+    if (typeof err?.message === "string") return scrub(err.message);
+  } catch {
+    // Not JSON: the text itself is the message.
+  }
+  return scrub(text.trim()) || "no message";
+}
+
+function classify(status: number, message: string, opts: PostOptions): GatewayError {
+  if (opts.hasImages && IMAGE_TROUBLE.test(message)) return new ImageNotSupported();
+  if (status === 404) {
+    return new BackendFailure(`model server does not have the model (${message})`, true, false);
+  }
+  if (status === 408 || status === 429) {
+    return new BackendFailure(`model server is busy (${status})`, true, false);
+  }
+  if (status >= 500) return new BackendFailure(`model server failed with status ${status}`, true, true);
+  return new InvalidRequest(`The model server rejected the request: ${message}`);
+}
+
+async function readCapped(res: Response, limit: number): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < limit) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) all.set(c, (at += c.byteLength) - c.byteLength);
+  return new TextDecoder().decode(all.subarray(0, limit));
+}
+
+export async function postJson(
+  url: string,
+  body: unknown,
+  ctx: CallContext,
+  opts: PostOptions,
+): Promise<unknown> {
+  const abort = new AbortController();
+  const onClientAbort = () => abort.abort(ctx.signal?.reason);
+  ctx.signal?.addEventListener("abort", onClientAbort, { once: true });
+  let phase = "response headers";
+  let timer = setTimeout(() => abort.abort(new DOMException(phase, "TimeoutError")), ctx.firstByteTimeoutMs);
+  try {
+    const res = await ctx.fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...opts.headers },
+      body: JSON.stringify(body),
+      signal: abort.signal,
+    });
+    clearTimeout(timer);
+    phase = "the complete answer";
+    timer = setTimeout(() => abort.abort(new DOMException(phase, "TimeoutError")), ctx.responseTimeoutMs);
+    if (!res.ok) throw classify(res.status, errorMessage(await readCapped(res, ERROR_BODY_LIMIT)), opts);
+    const text = await res.text();
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new BadGateway("The model server answered with something that is not JSON");
+    }
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    if (ctx.signal?.aborted) throw error;
+    if (abort.signal.aborted) {
+      throw new BackendFailure(`model server timed out waiting for ${phase}`, true, true, 504);
+    }
+    throw new BackendFailure("could not reach the model server", true, true);
+  } finally {
+    clearTimeout(timer);
+    ctx.signal?.removeEventListener("abort", onClientAbort);
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * @module OpenAI-compatible backends (vLLM, llama.cpp's server, …): `POST …/v1/chat/completions`, with the
+ * server's API key as a bearer token. Reasoning is read from `reasoning_content` or `reasoning`, as
+ * servers disagree on the name.
+ */
+import { z } from "zod";
+import { BadGateway } from "../errors.ts";
+import { hasImages } from "../chat/has_images.ts";
+import type { ChatMessage, ChatRequest, ChatResult, ToolCall } from "../chat/types.ts";
+import type { ServerRecord } from "../store/records.ts";
+import type { BackendAdapter, CallContext } from "./adapter.ts";
+import { postJson } from "./http_call.ts";
+
+function toMessage(m: ChatMessage): Record<string, unknown> {
+  const content = m.images?.length
+    ? [
+      ...(m.content ? [{ type: "text", text: m.content }] : []),
+      ...m.images.map((b64) => ({ type: "image_url", image_url: { url: `data:image/png;base64,${b64}` } })),
+    ]
+    : m.content;
+  const out: Record<string, unknown> = { role: m.role, content };
+  if (m.toolCalls?.length) {
+    out.tool_calls = m.toolCalls.map((c, i) => ({
+      id: c.id ?? `call_${i}`,
+      type: "function",
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    }));
+  }
+  if (m.role === "tool") {
+    if (m.toolCallId) out.tool_call_id = m.toolCallId;
+    if (m.toolName) out.name = m.toolName;
+  }
+  return out;
+}
+
+export function toOpenAIBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
+  const o = req.options;
+  const body: Record<string, unknown> = { model: req.model, messages: req.messages.map(toMessage), stream };
+  if (stream) body.stream_options = { include_usage: true };
+  const fields: Record<string, unknown> = {
+    temperature: o.temperature,
+    top_p: o.topP,
+    top_k: o.topK,
+    min_p: o.minP,
+    repetition_penalty: o.repeatPenalty,
+    presence_penalty: o.presencePenalty,
+    frequency_penalty: o.frequencyPenalty,
+    seed: o.seed,
+    stop: o.stop,
+    max_tokens: o.numPredict !== undefined && o.numPredict > 0 ? o.numPredict : undefined,
+  };
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) body[k] = v;
+  if (req.format === "json") body.response_format = { type: "json_object" };
+  else if (req.format) {
+    body.response_format = { type: "json_schema", json_schema: { name: "response", schema: req.format } };
+  }
+  if (req.think === false) body.chat_template_kwargs = { enable_thinking: false };
+  else if (typeof req.think === "string") body.reasoning_effort = req.think;
+  if (req.tools?.length) {
+    body.tools = req.tools.map((t) => ({ type: "function", function: t }));
+    if (req.toolChoice !== undefined) {
+      body.tool_choice = typeof req.toolChoice === "string"
+        ? req.toolChoice
+        : { type: "function", function: { name: req.toolChoice.name } };
+    }
+  }
+  return body;
+}
+
+const CompletionShape = z.object({
+  model: z.string().optional(),
+  choices: z.array(z.object({
+    message: z.object({
+      content: z.string().nullable().optional(),
+      reasoning_content: z.string().nullable().optional(),
+      reasoning: z.string().nullable().optional(),
+      tool_calls: z.array(z.object({
+        id: z.string().optional(),
+        function: z.object({ name: z.string(), arguments: z.string().default("") }),
+      })).nullable().optional(),
+    }),
+    finish_reason: z.string().nullable().optional(),
+  })).min(1),
+  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullable().optional(),
+});
+
+function parseArguments(text: string): Record<string, unknown> {
+  if (!text.trim()) return {};
+  try {
+    const value = JSON.parse(text);
+    if (value && typeof value === "object" && !Array.isArray(value)) return value;
+  } catch {
+    // fall through
+  }
+  throw new BadGateway("The model server produced tool-call arguments that are not a JSON object");
+}
+
+export function fromOpenAIResponse(raw: unknown, requestedModel: string): ChatResult {
+  const parsed = CompletionShape.safeParse(raw);
+  if (!parsed.success) throw new BadGateway("The model server answered with a malformed chat response");
+  const { choices, usage, model } = parsed.data;
+  const { message, finish_reason } = choices[0];
+  const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((c) => ({
+    ...(c.id ? { id: c.id } : {}),
+    name: c.function.name,
+    arguments: parseArguments(c.function.arguments),
+  }));
+  const thinking = message.reasoning_content ?? message.reasoning;
+  return {
+    model: model ?? requestedModel,
+    content: message.content ?? "",
+    ...(thinking ? { thinking } : {}),
+    toolCalls,
+    finishReason: toolCalls.length ? "tool_calls" : finish_reason === "length" ? "length" : "stop",
+    promptTokens: usage?.prompt_tokens ?? 0,
+    completionTokens: usage?.completion_tokens ?? 0,
+  };
+}
+
+export function chatCompletionsUrl(base: string): string {
+  const trimmed = base.replace(/\/+$/, "");
+  return trimmed.endsWith("/v1") ? `${trimmed}/chat/completions` : `${trimmed}/v1/chat/completions`;
+}
+
+export const openaiBackend: BackendAdapter = {
+  async chat(req: ChatRequest, server: ServerRecord, ctx: CallContext): Promise<ChatResult> {
+    const headers: Record<string, string> = server.apiKey ? { Authorization: `Bearer ${server.apiKey}` } : {};
+    const raw = await postJson(chatCompletionsUrl(server.url), toOpenAIBody(req, false), ctx, {
+      headers,
+      hasImages: hasImages(req),
+    });
+    return fromOpenAIResponse(raw, req.model);
+  },
+};

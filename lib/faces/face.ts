@@ -1,0 +1,26 @@
+/**
+ * @module What a face is: the client-side wire format of the one chat operation. A face parses a body into the
+ * internal request and renders results and errors in its own shape; it knows nothing of backends.
+ */
+import type { ChatRequest, ChatResult } from "../chat/types.ts";
+import type { GatewayError } from "../errors.ts";
+
+export type FaceName = "openai" | "ollama";
+
+export interface RenderContext {
+  /** Unique per request; format A shows it as `chatcmpl-<id>`. */
+  requestId: string;
+  /** When the gateway accepted the request, ms since the epoch. */
+  startedAt: number;
+  /** When the answer was complete, ms since the epoch. */
+  finishedAt: number;
+  /** The name format-B clients see for the model (the server's alias, else its tag). */
+  alias: string;
+}
+
+export interface Face {
+  readonly name: FaceName;
+  parse(body: unknown): ChatRequest;
+  renderResult(result: ChatResult, ctx: RenderContext): unknown;
+  errorBody(error: GatewayError): unknown;
+}

@@ -1,0 +1,15 @@
+/** The parse step both faces share: validate the body, then build the internal request. */
+import { InvalidRequest } from "../errors.ts";
+import type { ChatRequest } from "../chat/types.ts";
+import { ChatBody } from "./chat_body.ts";
+import { describeZodError } from "./zod_message.ts";
+import { toChatRequest } from "./to_chat_request.ts";
+
+export function parseChat(body: unknown): ChatRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new InvalidRequest("Cannot parse request: the body must be a JSON object");
+  }
+  const parsed = ChatBody.safeParse(body);
+  if (!parsed.success) throw new InvalidRequest(`Cannot parse request: ${describeZodError(parsed.error)}`);
+  return toChatRequest(parsed.data);
+}

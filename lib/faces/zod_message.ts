@@ -1,0 +1,31 @@
+/** Turns a zod failure into one sentence that names the offending field, e.g. `"messages[0].role" must be …`. */
+import type { z } from "zod";
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    out += typeof part === "number" ? `[${part}]` : out ? `.${String(part)}` : String(part);
+  }
+  return out || "body";
+}
+
+export function describeZodError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  const field = JSON.stringify(fieldPath(issue.path));
+  switch (issue.code) {
+    case "invalid_type":
+      return `${field} must be ${issue.expected === "array" ? "an array" : `a ${issue.expected}`}`;
+    case "invalid_value":
+      return `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "too_small":
+      return issue.origin === "array" && issue.minimum === 1
+        ? `${field} must be a non-empty array`
+        : `${field} is too small (minimum ${issue.minimum})`;
+    case "too_big":
+      return `${field} is too large (maximum ${issue.maximum})`;
+    case "unrecognized_keys":
+      return `${field} has unknown fields ${issue.keys.join(", ")}`;
+    default:
+      return `${field}: ${issue.message}`;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * @module Shaping: the key's rules rewrite the client's request. It decides what the backend is asked for;
+ * it does not know which backend that will be, except through `fitToServer`, which applies the one
+ * server-dependent rule (that server's ceilings and its own name for the model).
+ *
+ * Decisions where the spec is silent:
+ * - A key without thinking sends `think: false`, because leaving it out lets a thinking model think by default.
+ * - An omitted `num_predict` under a ceiling becomes the ceiling (otherwise generation is unbounded); an
+ *   omitted `num_ctx` stays omitted, so the backend's own configured context applies, as a larger forced
+ *   context would cost memory and a model reload. A negative `num_predict` (unlimited) counts as above any
+ *   ceiling.
+ */
+import type { ChatRequest } from "../chat/types.ts";
+import type { KeyRecord, ServerRecord } from "../store/records.ts";
+
+export function shapeForKey(request: ChatRequest, key: KeyRecord): ChatRequest {
+  const out: ChatRequest = { ...request, model: key.model, options: { ...request.options } };
+  if (!key.tools) {
+    delete out.tools;
+    delete out.toolChoice;
+  }
+  if (!key.thinking) out.think = false;
+  if (key.forceJson && typeof out.format !== "object") out.format = "json";
+
+  let messages = out.messages;
+  if (!key.vision && messages.some((m) => m.images)) {
+    messages = messages.map(({ images: _dropped, ...rest }) => rest);
+  }
+  if (key.systemPrompt) messages = [{ role: "system", content: key.systemPrompt }, ...messages];
+  out.messages = messages;
+
+  if (out.options.numCtx === undefined && key.defaultCtx !== undefined) out.options.numCtx = key.defaultCtx;
+  if (out.options.numPredict === undefined && key.defaultPredict !== undefined) {
+    out.options.numPredict = key.defaultPredict;
+  }
+  return out;
+}
+
+function lowest(...values: (number | undefined)[]): number | undefined {
+  const set = values.filter((v): v is number => v !== undefined);
+  return set.length ? Math.min(...set) : undefined;
+}
+
+/** The request as one particular server receives it: its tag for the model, within its ceilings. */
+export function fitToServer(
+  request: ChatRequest,
+  key: KeyRecord,
+  server: ServerRecord,
+  modelTag: string,
+): ChatRequest {
+  const options = { ...request.options };
+  const ctxCeiling = lowest(key.maxCtx, server.maxCtx);
+  if (ctxCeiling !== undefined && options.numCtx !== undefined) {
+    options.numCtx = Math.min(options.numCtx, ctxCeiling);
+  }
+  const predictCeiling = lowest(key.maxPredict, server.maxPredict);
+  if (predictCeiling !== undefined) {
+    const asked = options.numPredict;
+    options.numPredict = asked === undefined || asked < 0 ? predictCeiling : Math.min(asked, predictCeiling);
+  }
+  return { ...request, model: modelTag, options };
+}

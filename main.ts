@@ -1,0 +1,15 @@
+/** The gateway: load config → open store → build the app from the route manifest → serve. */
+import { loadConfig } from "./lib/config.ts";
+import { openStore } from "./lib/store/kv.ts";
+import { createDeps } from "./lib/deps.ts";
+import { buildApp } from "./lib/http/app.ts";
+import { serve } from "./lib/http/serve.ts";
+import { manifest } from "./routes.gen.ts";
+
+const config = loadConfig();
+const kv = await openStore(config.kvPath);
+const deps = await createDeps(config, kv);
+serve(buildApp(deps, manifest), config, () => {
+  deps.view.close();
+  kv.close();
+});

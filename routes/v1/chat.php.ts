@@ -1,0 +1,4 @@
+/** POST /v1/chat.php: Format B (Ollama-native chat). */
+import { chatRoute } from "../../lib/http/route.ts";
+
+export default chatRoute("ollama");

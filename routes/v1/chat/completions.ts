@@ -1,0 +1,4 @@
+/** POST /v1/chat/completions: Format A (OpenAI chat-completions). */
+import { chatRoute } from "../../../lib/http/route.ts";
+
+export default chatRoute("openai");

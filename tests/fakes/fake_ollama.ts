@@ -1,0 +1,128 @@
+/**
+ * A scriptable fake Ollama server on 127.0.0.1 for tests: a real HTTP server that records what it received
+ * and answers /api/chat (streamed or not), /api/tags and /api/version, with fault modes.
+ */
+
+export type FakeMode =
+  | "ok"
+  | "error" // 500 with an Ollama error body
+  | "busy" // 503
+  | "not-found" // 404: the model is not on this server
+  | "reject" // 400: the request itself is refused
+  | "garbage" // 200 with a body that is not JSON
+  | "malformed" // 200 with JSON that is not a chat response
+  | "hang" // never answers
+  | "text-only"; // refuses images like a model without vision
+
+export interface ScriptedReply {
+  content?: string;
+  thinking?: string;
+  toolCalls?: { id?: string; name: string; arguments: Record<string, unknown> }[];
+  doneReason?: string;
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
+export interface ReceivedChat {
+  path: string;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
+
+export class FakeOllama {
+  mode: FakeMode = "ok";
+  /** Answer for each chat; defaults to a greeting naming this server. */
+  reply: (body: Record<string, unknown>) => ScriptedReply = () => ({ content: `Hello from ${this.name}` });
+  readonly received: ReceivedChat[] = [];
+  #server: Deno.HttpServer<Deno.NetAddr>;
+  #hanging = new Set<() => void>();
+
+  private constructor(readonly name: string) {
+    this.#server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      (req) => this.#handle(req),
+    );
+  }
+
+  static start(name = "fake"): FakeOllama {
+    return new FakeOllama(name);
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.#server.addr.port}`;
+  }
+
+  get chats(): ReceivedChat[] {
+    return this.received.filter((r) => r.path === "/api/chat");
+  }
+
+  /** The body of the most recent chat request. */
+  get last(): Record<string, unknown> {
+    const chats = this.chats;
+    if (!chats.length) throw new Error(`${this.name} received no chat request`);
+    return chats[chats.length - 1].body;
+  }
+
+  async close(): Promise<void> {
+    for (const release of this.#hanging) release();
+    await this.#server.shutdown();
+  }
+
+  async #handle(req: Request): Promise<Response> {
+    const path = new URL(req.url).pathname;
+    if (path === "/api/version") return Response.json({ version: "0.33.0" });
+    if (path === "/api/tags") return Response.json({ models: [] });
+    if (path !== "/api/chat") return Response.json({ error: "not found" }, { status: 404 });
+    const body = await req.json();
+    this.received.push({ path, headers: req.headers, body });
+    return this.#chat(body, req.signal);
+  }
+
+  #chat(body: Record<string, unknown>, signal: AbortSignal): Response | Promise<Response> {
+    const messages = (body.messages ?? []) as { content?: string; images?: string[] }[];
+    switch (this.mode) {
+      case "error":
+        return Response.json({ error: "runner crashed at http://10.0.0.9:1234/completion" }, { status: 500 });
+      case "busy":
+        return Response.json({ error: "server busy, please try again." }, { status: 503 });
+      case "not-found":
+        return Response.json({ error: `model '${body.model}' not found` }, { status: 404 });
+      case "reject":
+        return Response.json({ error: `"${body.model}" does not support thinking` }, { status: 400 });
+      case "garbage":
+        return new Response("<html>oops</html>", { headers: { "Content-Type": "text/html" } });
+      case "malformed":
+        return Response.json({ unexpected: true });
+      case "hang":
+        return new Promise((resolve) => {
+          const release = () => resolve(new Response("", { status: 599 }));
+          this.#hanging.add(release);
+          signal.addEventListener("abort", release);
+        });
+      case "text-only":
+        if (messages.some((m) => m.images?.length)) {
+          return Response.json({ error: "this model is missing data required for image input" }, { status: 500 });
+        }
+    }
+    const r = this.reply(body);
+    const content = r.content ?? "";
+    const message: Record<string, unknown> = { role: "assistant", content };
+    if (r.thinking) message.thinking = r.thinking;
+    if (r.toolCalls && body.tools) {
+      message.tool_calls = r.toolCalls.map((c, index) => ({ ...(c.id ? { id: c.id } : {}), function: { index, ...c } }));
+    }
+    const final = {
+      model: body.model,
+      created_at: new Date().toISOString(),
+      message,
+      done: true,
+      done_reason: r.doneReason ?? "stop",
+      total_duration: 1_000_000,
+      prompt_eval_count: r.promptTokens ?? messages.reduce((n, m) => n + words(m.content ?? ""), 0),
+      eval_count: r.completionTokens ?? words(content),
+    };
+    return Response.json(final);
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * A gateway for end-to-end tests: the real app and pipeline on 127.0.0.1, over an in-memory store, with the
+ * clock and random source injectable. Admin writes go through the same store functions the CLI uses.
+ */
+import { type Config, defaultConfig } from "../lib/config.ts";
+import type { Deps } from "../lib/deps.ts";
+import { buildApp } from "../lib/http/app.ts";
+import { Catalog } from "../lib/store/catalog.ts";
+import { createKey } from "../lib/store/keys.ts";
+import type { KeyPolicy, ServerRecord } from "../lib/store/records.ts";
+import { StoreView } from "../lib/store/view.ts";
+import { manifest } from "../routes.gen.ts";
+
+export interface GatewayOptions {
+  config?: Partial<Config>;
+  random?: () => number;
+  now?: () => number;
+}
+
+export type ServerInput = Partial<Omit<ServerRecord, "createdAt" | "updatedAt">> & { name: string; url: string };
+
+export class TestGateway {
+  readonly catalog: Catalog;
+  #server!: Deno.HttpServer<Deno.NetAddr>;
+
+  private constructor(readonly kv: Deno.Kv, readonly deps: Deps) {
+    this.catalog = new Catalog(kv);
+  }
+
+  static async start(options: GatewayOptions = {}): Promise<TestGateway> {
+    const kv = await Deno.openKv(":memory:");
+    const config = defaultConfig({ reloadIntervalMs: 50, ...options.config });
+    const deps: Deps = {
+      config,
+      view: await StoreView.open(kv, config.reloadIntervalMs),
+      now: options.now ?? Date.now,
+      random: options.random ?? Math.random,
+      fetch: globalThis.fetch,
+    };
+    const gw = new TestGateway(kv, deps);
+    const app = buildApp(deps, manifest);
+    gw.#server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }),
+    );
+    return gw;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.#server.addr.port}`;
+  }
+
+  async addServer(input: ServerInput): Promise<void> {
+    await this.catalog.servers.add({ kind: "ollama", models: [{ tag: "m1" }], weight: 1, enabled: true, ...input });
+    await this.deps.view.refresh();
+  }
+
+  /** Creates a key bound to `model` (default "m1") and returns its secret. */
+  async key(policy: Partial<KeyPolicy> = {}): Promise<string> {
+    const { secret } = await createKey(this.kv, {
+      model: "m1",
+      allowIps: [],
+      allowDomains: [],
+      tools: false,
+      vision: false,
+      thinking: false,
+      forceJson: false,
+      ...policy,
+    });
+    await this.deps.view.refresh();
+    return secret;
+  }
+
+  /** POSTs a JSON body to a gateway path with a bearer key. */
+  post(path: string, secret: string | undefined, body: unknown, headers: Record<string, string> = {}) {
+    return fetch(`${this.url}${path}`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        ...(secret ? { Authorization: `Bearer ${secret}` } : {}),
+        ...headers,
+      },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#server.shutdown();
+    this.deps.view.close();
+    this.kv.close();
+  }
+}
+
+export const USER_HELLO = [{ role: "user", content: "hello there" }];
