@@ -25,6 +25,7 @@ export async function runChat(
   deps: Deps,
 ): Promise<Response> {
   const startedAt = deps.now();
+  const startedTick = performance.now();
   try {
     const key = await authenticate(request.headers.get("authorization"), deps.view);
     enforcePolicy(key, startedAt);
@@ -51,6 +52,7 @@ export async function runChat(
       requestId: crypto.randomUUID().replaceAll("-", ""),
       startedAt,
       finishedAt: deps.now(),
+      durationNs: Math.max(1, Math.round((performance.now() - startedTick) * 1e6)),
       alias: candidate.model.alias ?? candidate.model.tag,
     });
     return jsonResponse(body);

@@ -10,6 +10,7 @@ import { createKey } from "../lib/store/keys.ts";
 import type { KeyPolicy, ServerRecord } from "../lib/store/records.ts";
 import { StoreView } from "../lib/store/view.ts";
 import { manifest } from "../routes.gen.ts";
+import { FakeOllama } from "./fakes/fake_ollama.ts";
 
 export interface GatewayOptions {
   config?: Partial<Config>;
@@ -17,7 +18,10 @@ export interface GatewayOptions {
   now?: () => number;
 }
 
-export type ServerInput = Partial<Omit<ServerRecord, "createdAt" | "updatedAt">> & { name: string; url: string };
+export type ServerInput = Partial<Omit<ServerRecord, "createdAt" | "updatedAt">> & {
+  name: string;
+  url: string;
+};
 
 export class TestGateway {
   readonly catalog: Catalog;
@@ -51,7 +55,13 @@ export class TestGateway {
   }
 
   async addServer(input: ServerInput): Promise<void> {
-    await this.catalog.servers.add({ kind: "ollama", models: [{ tag: "m1" }], weight: 1, enabled: true, ...input });
+    await this.catalog.servers.add({
+      kind: "ollama",
+      models: [{ tag: "m1" }],
+      weight: 1,
+      enabled: true,
+      ...input,
+    });
     await this.deps.view.refresh();
   }
 
@@ -92,3 +102,37 @@ export class TestGateway {
 }
 
 export const USER_HELLO = [{ role: "user", content: "hello there" }];
+
+export interface ScenarioServer extends Partial<Omit<ServerInput, "url">> {
+  name: string;
+}
+
+/** A gateway with fake backends already registered; dispose it with `await using`. */
+export class Scenario {
+  private constructor(readonly gw: TestGateway, readonly fakes: Map<string, FakeOllama>) {}
+
+  static async start(
+    servers: ScenarioServer[] = [{ name: "a" }],
+    options: GatewayOptions = {},
+  ): Promise<Scenario> {
+    const gw = await TestGateway.start(options);
+    const fakes = new Map<string, FakeOllama>();
+    for (const s of servers) {
+      const fake = FakeOllama.start(s.name);
+      fakes.set(s.name, fake);
+      await gw.addServer({ url: fake.url, ...s });
+    }
+    return new Scenario(gw, fakes);
+  }
+
+  fake(name = "a"): FakeOllama {
+    const fake = this.fakes.get(name);
+    if (!fake) throw new Error(`no fake named ${name}`);
+    return fake;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.gw.close();
+    for (const fake of this.fakes.values()) await fake.close();
+  }
+}

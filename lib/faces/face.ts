@@ -14,6 +14,8 @@ export interface RenderContext {
   startedAt: number;
   /** When the answer was complete, ms since the epoch. */
   finishedAt: number;
+  /** Time from accepting the request to the complete answer, in nanoseconds (monotonic clock). */
+  durationNs: number;
   /** The name format-B clients see for the model (the server's alias, else its tag). */
   alias: string;
 }

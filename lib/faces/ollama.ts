@@ -28,7 +28,7 @@ export const ollamaFace: Face = {
       done: true,
       // Ollama itself never reports "tool_calls"; a turn that calls tools ends with "stop".
       done_reason: result.finishReason === "length" ? "length" : "stop",
-      total_duration: Math.round((ctx.finishedAt - ctx.startedAt) * 1e6),
+      total_duration: ctx.durationNs,
       prompt_eval_count: result.promptTokens,
       eval_count: result.completionTokens,
     };

@@ -74,7 +74,12 @@ async function rewriteKey(
 export function updateKey(kv: Deno.Kv, id: string, patch: Partial<KeyPolicy>, now = new Date()) {
   return rewriteKey(kv, id, (current) => {
     if (current.revokedAt) throw new RecordError(`Key ${id} is revoked and cannot be changed`);
-    return { ...current, ...patch, updatedAt: now.toISOString() };
+    const next: KeyRecord = { ...current, ...patch, updatedAt: now.toISOString() };
+    // A cleared setting is removed, not kept as an explicit undefined.
+    for (const [field, value] of Object.entries(next)) {
+      if (value === undefined) delete next[field as keyof KeyRecord];
+    }
+    return next;
   });
 }
 

@@ -103,7 +103,9 @@ export class FakeOllama {
         });
       case "text-only":
         if (messages.some((m) => m.images?.length)) {
-          return Response.json({ error: "this model is missing data required for image input" }, { status: 500 });
+          return Response.json({ error: "this model is missing data required for image input" }, {
+            status: 500,
+          });
         }
     }
     const r = this.reply(body);
@@ -111,7 +113,10 @@ export class FakeOllama {
     const message: Record<string, unknown> = { role: "assistant", content };
     if (r.thinking) message.thinking = r.thinking;
     if (r.toolCalls && body.tools) {
-      message.tool_calls = r.toolCalls.map((c, index) => ({ ...(c.id ? { id: c.id } : {}), function: { index, ...c } }));
+      message.tool_calls = r.toolCalls.map((c, index) => ({
+        ...(c.id ? { id: c.id } : {}),
+        function: { index, ...c },
+      }));
     }
     const final = {
       model: body.model,

@@ -1,0 +1,127 @@
+/**
+ * @module `admin key …`: the API keys clients present. The secret exists only in the output of `key create`;
+ * afterwards the store holds its digest, which no command prints either (it would let anyone holding the
+ * output forge a lookup into the authentication index).
+ */
+import { createKey, getKey, listKeys, revokeKey, updateKey } from "../store/keys.ts";
+import type { KeyPolicy, KeyRecord } from "../store/records.ts";
+import type { CommandContext, CommandResult, Noun } from "./command.ts";
+import { type FlagReader, modelTag, UsageError } from "./flags.ts";
+import { applyPatch, spreadable } from "./patch.ts";
+import { fields, table } from "./output.ts";
+import { checkDefaults, KEY_CREATE_FLAGS, KEY_UPDATE_FLAGS, keyPatch } from "./key_flags.ts";
+
+export type KeyStatus = "active" | "expired" | "revoked";
+
+export function keyStatus(key: KeyRecord, now: Date): KeyStatus {
+  if (key.revokedAt) return "revoked";
+  return key.expiresAt !== undefined && Date.parse(key.expiresAt) <= now.getTime() ? "expired" : "active";
+}
+
+export function keyJson(key: KeyRecord, now: Date): Record<string, unknown> {
+  const { digest: _digest, ...shown } = key;
+  return { ...shown, status: keyStatus(key, now) };
+}
+
+function keyFields(key: KeyRecord, now: Date): string {
+  return fields([
+    ["id", key.id],
+    ["name", key.name],
+    ["hint", key.hint],
+    ["status", keyStatus(key, now)],
+    ["model", key.model],
+    ["cluster", key.cluster],
+    ["user", key.user],
+    ["expiresAt", key.expiresAt],
+    ["rpm", key.rpm],
+    ["dailyTokens", key.dailyTokens],
+    ["weeklyTokens", key.weeklyTokens],
+    ["monthlyTokens", key.monthlyTokens],
+    ["allowIps", key.allowIps],
+    ["allowDomains", key.allowDomains],
+    ["tools", key.tools],
+    ["vision", key.vision],
+    ["thinking", key.thinking],
+    ["forceJson", key.forceJson],
+    ["systemPrompt", key.systemPrompt],
+    ["maxCtx", key.maxCtx],
+    ["maxPredict", key.maxPredict],
+    ["defaultCtx", key.defaultCtx],
+    ["defaultPredict", key.defaultPredict],
+    ["createdAt", key.createdAt],
+    ["updatedAt", key.updatedAt],
+    ["revokedAt", key.revokedAt],
+  ]);
+}
+
+function one(key: KeyRecord, now: Date, headline?: string): CommandResult {
+  const body = keyFields(key, now);
+  return { json: keyJson(key, now), human: headline ? `${headline}\n${body}` : body };
+}
+
+async function create(ctx: CommandContext, flags: FlagReader): Promise<CommandResult> {
+  const fresh: KeyPolicy = {
+    model: modelTag("model", flags.required("model")),
+    allowIps: [],
+    allowDomains: [],
+    tools: false,
+    vision: false,
+    thinking: false,
+    forceJson: false,
+  };
+  const policy = applyPatch(fresh, keyPatch(flags));
+  checkDefaults(policy);
+  await ctx.catalog.requireKeyRefs(policy);
+  const now = ctx.now();
+  const { record, secret } = await createKey(ctx.kv, policy, now);
+  const human = [
+    `Created key ${record.id}.`,
+    "",
+    `    ${secret}`,
+    "",
+    "Copy this key now: it is not stored and will not be shown again.",
+    "",
+    keyFields(record, now),
+  ].join("\n");
+  return { json: { id: record.id, key: secret, ...keyJson(record, now) }, human };
+}
+
+async function update(ctx: CommandContext, flags: FlagReader, id: string): Promise<CommandResult> {
+  if (!flags.anyGiven()) throw new UsageError("nothing to change; give at least one flag");
+  const patch = keyPatch(flags);
+  checkDefaults(applyPatch(await getKey(ctx.kv, id), patch));
+  await ctx.catalog.requireKeyRefs({ cluster: patch.cluster ?? undefined, user: patch.user ?? undefined });
+  const now = ctx.now();
+  return one(await updateKey(ctx.kv, id, spreadable(patch), now), now, `Updated key ${id}.`);
+}
+
+async function list(ctx: CommandContext): Promise<CommandResult> {
+  const now = ctx.now();
+  const keys = (await listKeys(ctx.kv)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  const rows = keys.map((k) => [k.id, k.name, k.model, k.cluster, k.user, keyStatus(k, now), k.expiresAt]);
+  return {
+    json: keys.map((k) => keyJson(k, now)),
+    human: table(["ID", "NAME", "MODEL", "CLUSTER", "USER", "STATUS", "EXPIRES"], rows, "No keys."),
+  };
+}
+
+export const KEY_VERBS: Noun = {
+  create: { flags: KEY_CREATE_FLAGS, run: create },
+  list: { flags: {}, run: list },
+  show: {
+    flags: {},
+    operand: "ID",
+    async run(ctx, _flags, id) {
+      return one(await getKey(ctx.kv, id), ctx.now());
+    },
+  },
+  update: { flags: KEY_UPDATE_FLAGS, operand: "ID", run: update },
+  revoke: {
+    flags: {},
+    operand: "ID",
+    async run(ctx, _flags, id) {
+      const now = ctx.now();
+      return one(await revokeKey(ctx.kv, id, now), now, `Revoked key ${id}.`);
+    },
+  },
+};

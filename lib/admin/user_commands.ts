@@ -1,0 +1,72 @@
+/**
+ * @module `admin user …`: the owners of keys, carrying token quotas shared by all their keys. A user who still
+ * owns an active key cannot be removed.
+ */
+import type { UserRecord } from "../store/records.ts";
+import type { CommandContext, CommandResult, FlagSpec, Noun } from "./command.ts";
+import { type FlagReader, recordName, UsageError } from "./flags.ts";
+import { applyPatch, type Patch } from "./patch.ts";
+import { fields, table } from "./output.ts";
+
+export const QUOTA_FLAGS = {
+  "daily-tokens": { type: "string" },
+  "weekly-tokens": { type: "string" },
+  "monthly-tokens": { type: "string" },
+} satisfies Record<string, FlagSpec>;
+
+export function quotaPatch(flags: FlagReader): Patch<UserRecord> {
+  return {
+    dailyTokens: flags.optionalCount("daily-tokens"),
+    weeklyTokens: flags.optionalCount("weekly-tokens"),
+    monthlyTokens: flags.optionalCount("monthly-tokens"),
+  };
+}
+
+function one(user: UserRecord, headline: string): CommandResult {
+  const body = fields([
+    ["name", user.name],
+    ["dailyTokens", user.dailyTokens],
+    ["weeklyTokens", user.weeklyTokens],
+    ["monthlyTokens", user.monthlyTokens],
+    ["createdAt", user.createdAt],
+    ["updatedAt", user.updatedAt],
+  ]);
+  return { json: user, human: `${headline}\n${body}` };
+}
+
+async function add(ctx: CommandContext, flags: FlagReader): Promise<CommandResult> {
+  const name = recordName("name", flags.required("name"));
+  const fresh: Omit<UserRecord, "createdAt" | "updatedAt"> = { name };
+  const user = await ctx.catalog.users.add(applyPatch(fresh, quotaPatch(flags)), undefined, ctx.now());
+  return one(user, `Added user ${JSON.stringify(name)}.`);
+}
+
+async function update(ctx: CommandContext, flags: FlagReader, name: string): Promise<CommandResult> {
+  if (!flags.anyGiven()) throw new UsageError("nothing to change; give at least one flag");
+  const patch = quotaPatch(flags);
+  const user = await ctx.catalog.users.update(name, (u) => applyPatch(u, patch), undefined, ctx.now());
+  return one(user, `Updated user ${JSON.stringify(name)}.`);
+}
+
+export const USER_VERBS: Noun = {
+  add: { flags: { name: { type: "string" }, ...QUOTA_FLAGS }, run: add },
+  list: {
+    flags: {},
+    async run(ctx) {
+      const users = await ctx.catalog.users.list();
+      const rows = users.map((u) => [u.name, u.dailyTokens, u.weeklyTokens, u.monthlyTokens]);
+      return {
+        json: users,
+        human: table(["NAME", "DAILY TOKENS", "WEEKLY TOKENS", "MONTHLY TOKENS"], rows, "No users."),
+      };
+    },
+  },
+  update: { flags: QUOTA_FLAGS, operand: "NAME", run: update },
+  remove: {
+    flags: {},
+    operand: "NAME",
+    async run(ctx, _flags, name) {
+      return one(await ctx.catalog.removeUser(name), `Removed user ${JSON.stringify(name)}.`);
+    },
+  },
+};

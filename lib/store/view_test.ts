@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { createKey, revokeKey } from "./keys.ts";
+import { digestSecret } from "./key_secret.ts";
+import { KV_KEYS } from "./kv.ts";
+import type { KeyPolicy, KeyRecord } from "./records.ts";
+import { StoreView } from "./view.ts";
+
+const POLICY: KeyPolicy = {
+  model: "m1",
+  allowIps: [],
+  allowDomains: [],
+  tools: false,
+  vision: false,
+  thinking: false,
+  forceJson: false,
+};
+
+/** Counts the store reads a lookup makes, by wrapping the real KV. */
+function countingKv(kv: Deno.Kv) {
+  const counts = { get: 0, getMany: 0, list: 0 };
+  const proxy = new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "get" || prop === "getMany" || prop === "list") {
+        return (...args: unknown[]) => {
+          counts[prop]++;
+          return (target[prop] as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { kv: proxy, counts };
+}
+
+/** Writes `n` key records the way createKey does, in large batches (far faster than n commits). */
+async function fillKeys(kv: Deno.Kv, n: number) {
+  for (let i = 0; i < n; i += 500) {
+    const op = kv.atomic();
+    for (let j = i; j < Math.min(n, i + 500); j++) {
+      const digest = await digestSecret(`filler-${j}`);
+      const record: KeyRecord = {
+        ...POLICY,
+        id: `key_f${j}`,
+        digest,
+        hint: "f",
+        createdAt: "",
+        updatedAt: "",
+      };
+      op.set([KV_KEYS.keys, record.id], record).set([KV_KEYS.keysByDigest, digest], record);
+    }
+    await op.commit();
+  }
+}
+
+Deno.test("a key lookup is one indexed read among 100,000 keys, then cached until the store changes", async () => {
+  using kv = await Deno.openKv(":memory:");
+  await fillKeys(kv, 100_000);
+  const { secret, record } = await createKey(kv, POLICY);
+  const { kv: counted, counts } = countingKv(kv);
+  const view = await StoreView.open(counted, 60_000);
+  try {
+    const before = { ...counts };
+    const digest = await digestSecret(secret);
+    assert.equal((await view.findKey(digest))?.id, record.id);
+    assert.deepEqual(
+      {
+        get: counts.get - before.get,
+        getMany: counts.getMany - before.getMany,
+        list: counts.list - before.list,
+      },
+      { get: 1, getMany: 0, list: 0 },
+    );
+    assert.equal((await view.findKey(digest))?.id, record.id);
+    assert.equal(counts.get - before.get, 1, "second lookup served from memory");
+
+    await revokeKey(kv, record.id);
+    assert.equal(await view.refresh(), true, "the revocation moved the generation");
+    assert.equal(await view.findKey(digest), null);
+  } finally {
+    view.close();
+  }
+});
+
+Deno.test("the snapshot reloads only when the generation moves", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const view = await StoreView.open(kv, 60_000);
+  try {
+    assert.equal(await view.refresh(), false);
+    await createKey(kv, POLICY);
+    assert.equal(await view.refresh(), true);
+    assert.equal(await view.refresh(), false);
+  } finally {
+    view.close();
+  }
+});
