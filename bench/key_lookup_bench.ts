@@ -1,0 +1,62 @@
+/**
+ * Authentication lookup cost with 10 keys vs 100,000 keys in the store: the uncached path (one indexed read of
+ * the digest index), on the embedded SQLite store. Run with `deno task bench`.
+ */
+import { createKey, findKeyByDigest } from "../lib/store/keys.ts";
+import { digestSecret } from "../lib/store/key_secret.ts";
+import { KV_KEYS } from "../lib/store/kv.ts";
+import type { KeyPolicy, KeyRecord } from "../lib/store/records.ts";
+
+const POLICY: KeyPolicy = {
+  model: "m1",
+  allowIps: [],
+  allowDomains: [],
+  tools: false,
+  vision: false,
+  thinking: false,
+  forceJson: false,
+};
+
+const dirs: string[] = [];
+globalThis.addEventListener("unload", () => {
+  for (const dir of dirs) Deno.removeSync(dir, { recursive: true });
+});
+
+async function storeWith(n: number) {
+  const dir = await Deno.makeTempDir();
+  dirs.push(dir);
+  const kv = await Deno.openKv(`${dir}/bench.kv`);
+  for (let i = 0; i < n; i += 500) {
+    const op = kv.atomic();
+    for (let j = i; j < Math.min(n, i + 500); j++) {
+      const digest = await digestSecret(`filler-${j}`);
+      const record: KeyRecord = {
+        ...POLICY,
+        id: `key_f${j}`,
+        digest,
+        hint: "f",
+        createdAt: "",
+        updatedAt: "",
+      };
+      op.set([KV_KEYS.keys, record.id], record).set([KV_KEYS.keysByDigest, digest], record);
+    }
+    await op.commit();
+  }
+  const { secret } = await createKey(kv, POLICY);
+  return { kv, digest: await digestSecret(secret) };
+}
+
+const small = await storeWith(10);
+const large = await storeWith(100_000);
+
+Deno.bench("key lookup, 10 keys", { group: "lookup", baseline: true }, async () => {
+  if (!(await findKeyByDigest(small.kv, small.digest))) throw new Error("missing");
+});
+
+Deno.bench("key lookup, 100,000 keys", { group: "lookup" }, async () => {
+  if (!(await findKeyByDigest(large.kv, large.digest))) throw new Error("missing");
+});
+
+Deno.bench("digest + lookup, 100,000 keys", { group: "lookup" }, async () => {
+  if (!(await findKeyByDigest(large.kv, await digestSecret("filler-99999")))) throw new Error("missing");
+});
