@@ -4,18 +4,8 @@
  */
 import { createKey, findKeyByDigest } from "../lib/store/keys.ts";
 import { digestSecret } from "../lib/store/key_secret.ts";
-import { KV_KEYS } from "../lib/store/kv.ts";
-import type { KeyPolicy, KeyRecord } from "../lib/store/records.ts";
-
-const POLICY: KeyPolicy = {
-  model: "m1",
-  allowIps: [],
-  allowDomains: [],
-  tools: false,
-  vision: false,
-  thinking: false,
-  forceJson: false,
-};
+import { basePolicy } from "../lib/store/records.ts";
+import { fillKeys } from "../tests/support/fill_keys.ts";
 
 const dirs: string[] = [];
 globalThis.addEventListener("unload", () => {
@@ -26,23 +16,8 @@ async function storeWith(n: number) {
   const dir = await Deno.makeTempDir();
   dirs.push(dir);
   const kv = await Deno.openKv(`${dir}/bench.kv`);
-  for (let i = 0; i < n; i += 500) {
-    const op = kv.atomic();
-    for (let j = i; j < Math.min(n, i + 500); j++) {
-      const digest = await digestSecret(`filler-${j}`);
-      const record: KeyRecord = {
-        ...POLICY,
-        id: `key_f${j}`,
-        digest,
-        hint: "f",
-        createdAt: "",
-        updatedAt: "",
-      };
-      op.set([KV_KEYS.keys, record.id], record).set([KV_KEYS.keysByDigest, digest], record);
-    }
-    await op.commit();
-  }
-  const { secret } = await createKey(kv, POLICY);
+  await fillKeys(kv, n);
+  const { secret } = await createKey(kv, basePolicy("m1"));
   return { kv, digest: await digestSecret(secret) };
 }
 

@@ -7,7 +7,7 @@ import type { Deps } from "../lib/deps.ts";
 import { buildApp } from "../lib/http/app.ts";
 import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
-import type { KeyPolicy, ServerRecord } from "../lib/store/records.ts";
+import { basePolicy, type KeyPolicy, type ServerRecord } from "../lib/store/records.ts";
 import { StoreView } from "../lib/store/view.ts";
 import { manifest } from "../routes.gen.ts";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
@@ -67,16 +67,7 @@ export class TestGateway {
 
   /** Creates a key bound to `model` (default "m1") and returns its secret. */
   async key(policy: Partial<KeyPolicy> = {}): Promise<string> {
-    const { secret } = await createKey(this.kv, {
-      model: "m1",
-      allowIps: [],
-      allowDomains: [],
-      tools: false,
-      vision: false,
-      thinking: false,
-      forceJson: false,
-      ...policy,
-    });
+    const { secret } = await createKey(this.kv, { ...basePolicy("m1"), ...policy });
     await this.deps.view.refresh();
     return secret;
   }

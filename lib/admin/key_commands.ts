@@ -4,7 +4,7 @@
  * output forge a lookup into the authentication index).
  */
 import { createKey, getKey, listKeys, revokeKey, updateKey } from "../store/keys.ts";
-import type { KeyPolicy, KeyRecord } from "../store/records.ts";
+import { basePolicy, type KeyRecord } from "../store/records.ts";
 import type { CommandContext, CommandResult, Noun } from "./command.ts";
 import { type FlagReader, modelTag, UsageError } from "./flags.ts";
 import { applyPatch, spreadable } from "./patch.ts";
@@ -60,16 +60,7 @@ function one(key: KeyRecord, now: Date, headline?: string): CommandResult {
 }
 
 async function create(ctx: CommandContext, flags: FlagReader): Promise<CommandResult> {
-  const fresh: KeyPolicy = {
-    model: modelTag("model", flags.required("model")),
-    allowIps: [],
-    allowDomains: [],
-    tools: false,
-    vision: false,
-    thinking: false,
-    forceJson: false,
-  };
-  const policy = applyPatch(fresh, keyPatch(flags));
+  const policy = applyPatch(basePolicy(modelTag("model", flags.required("model"))), keyPatch(flags));
   checkDefaults(policy);
   await ctx.catalog.requireKeyRefs(policy);
   const now = ctx.now();

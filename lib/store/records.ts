@@ -77,3 +77,16 @@ export interface KeyRecord extends KeyPolicy {
   updatedAt: string;
   revokedAt?: string;
 }
+
+/** A key's policy before any flag is applied: nothing allowed beyond plain chat with its model. */
+export function basePolicy(model: string): KeyPolicy {
+  return {
+    model,
+    allowIps: [],
+    allowDomains: [],
+    tools: false,
+    vision: false,
+    thinking: false,
+    forceJson: false,
+  };
+}

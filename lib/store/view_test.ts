@@ -1,19 +1,11 @@
 import assert from "node:assert/strict";
 import { createKey, revokeKey } from "./keys.ts";
 import { digestSecret } from "./key_secret.ts";
-import { KV_KEYS } from "./kv.ts";
-import type { KeyPolicy, KeyRecord } from "./records.ts";
+import { basePolicy } from "./records.ts";
+import { fillKeys } from "../../tests/support/fill_keys.ts";
 import { StoreView } from "./view.ts";
 
-const POLICY: KeyPolicy = {
-  model: "m1",
-  allowIps: [],
-  allowDomains: [],
-  tools: false,
-  vision: false,
-  thinking: false,
-  forceJson: false,
-};
+const POLICY = basePolicy("m1");
 
 /** Counts the store reads a lookup makes, by wrapping the real KV. */
 function countingKv(kv: Deno.Kv) {
@@ -31,26 +23,6 @@ function countingKv(kv: Deno.Kv) {
     },
   });
   return { kv: proxy, counts };
-}
-
-/** Writes `n` key records the way createKey does, in large batches (far faster than n commits). */
-async function fillKeys(kv: Deno.Kv, n: number) {
-  for (let i = 0; i < n; i += 500) {
-    const op = kv.atomic();
-    for (let j = i; j < Math.min(n, i + 500); j++) {
-      const digest = await digestSecret(`filler-${j}`);
-      const record: KeyRecord = {
-        ...POLICY,
-        id: `key_f${j}`,
-        digest,
-        hint: "f",
-        createdAt: "",
-        updatedAt: "",
-      };
-      op.set([KV_KEYS.keys, record.id], record).set([KV_KEYS.keysByDigest, digest], record);
-    }
-    await op.commit();
-  }
 }
 
 Deno.test("a key lookup is one indexed read among 100,000 keys, then cached until the store changes", async () => {
