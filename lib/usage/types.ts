@@ -1,0 +1,36 @@
+/**
+ * @module The usage ledger's record: one per request, accepted or rejected.
+ */
+import type { FaceName } from "../faces/face.ts";
+
+export type UsageStatus = "ok" | "partial" | "error" | "rejected";
+
+/** Where the token counts came from: the backend's own counts, or an estimate from the delivered text. */
+export type TokenSource = "backend" | "estimate";
+
+export interface UsageRecord {
+  /** ISO 8601 time the request arrived. */
+  time: string;
+  /** The key's id; absent when no valid key was presented. */
+  keyId?: string;
+  /** The key's owning user, if any. */
+  user?: string;
+  /** The key's model (absent when no key). */
+  model?: string;
+  /** The server that answered (name), if one was reached. */
+  server?: string;
+  format: FaceName;
+  stream: boolean;
+  status: UsageStatus;
+  /** HTTP status the client saw (200 for streams, even those that ended early). */
+  httpStatus: number;
+  /** Error code for error/rejected/partial outcomes. */
+  errorCode?: string;
+  promptTokens: number;
+  completionTokens: number;
+  tokenSource: TokenSource;
+  /** Whole request, ms. */
+  latencyMs: number;
+  /** Time to the first byte of the response body, ms (absent if none was sent). */
+  ttfbMs?: number;
+}
