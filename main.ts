@@ -9,7 +9,8 @@ import { manifest } from "./routes.gen.ts";
 const config = loadConfig();
 const kv = await openStore(config.kvPath);
 const deps = await createDeps(config, kv);
-serve(buildApp(deps, manifest), config, () => {
+serve(buildApp(deps, manifest), config, async () => {
   deps.view.close();
+  await deps.usage.close();
   kv.close();
 });

@@ -18,6 +18,8 @@ const ConfigSchema = z.object({
   GATEWAY_FIRST_BYTE_TIMEOUT_MS: positiveInt(120_000),
   /** Upper bound on a whole non-streamed backend answer. */
   GATEWAY_RESPONSE_TIMEOUT_MS: positiveInt(600_000),
+  /** Longest silence allowed between two chunks of a streamed backend answer. */
+  GATEWAY_IDLE_TIMEOUT_MS: positiveInt(60_000),
   /** How often a running gateway looks for admin changes in the store. */
   GATEWAY_RELOAD_INTERVAL_MS: positiveInt(250),
 });
@@ -32,6 +34,7 @@ export interface Config {
   maxBodyBytes: number;
   firstByteTimeoutMs: number;
   responseTimeoutMs: number;
+  idleTimeoutMs: number;
   reloadIntervalMs: number;
 }
 
@@ -51,6 +54,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
     firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
     responseTimeoutMs: e.GATEWAY_RESPONSE_TIMEOUT_MS,
+    idleTimeoutMs: e.GATEWAY_IDLE_TIMEOUT_MS,
     reloadIntervalMs: e.GATEWAY_RELOAD_INTERVAL_MS,
   };
 }

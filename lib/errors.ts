@@ -125,3 +125,10 @@ export class InternalError extends GatewayError {
     super(500, "internal_error", "The gateway failed to handle this request");
   }
 }
+
+/** Any thrown value as a GatewayError; a non-gateway error is a defect, logged here once. */
+export function asGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  console.error("gateway: unexpected failure:", error);
+  return new InternalError();
+}

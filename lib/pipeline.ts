@@ -6,9 +6,14 @@ import { authenticate } from "./auth/mod.ts";
 import { enforcePolicy } from "./policy/mod.ts";
 import { readJsonBody } from "./http/read_body.ts";
 import { errorResponse, jsonResponse } from "./http/respond.ts";
+import { streamResponse } from "./http/stream_response.ts";
 import { fitToServer, shapeForKey } from "./shape/mod.ts";
-import { dispatch, findCandidates, weightedOrder } from "./routing/mod.ts";
-import { BACKENDS } from "./backends/mod.ts";
+import { type Candidate, dispatch, findCandidates, weightedOrder } from "./routing/mod.ts";
+import { BACKENDS, type CallContext } from "./backends/mod.ts";
+import { RequestAccount } from "./account/mod.ts";
+import { asGatewayError } from "./errors.ts";
+import type { ChatRequest } from "./chat/types.ts";
+import type { KeyRecord } from "./store/records.ts";
 import type { Face } from "./faces/mod.ts";
 import type { Deps } from "./deps.ts";
 
@@ -18,45 +23,89 @@ export interface ClientInfo {
   address?: string;
 }
 
+function callContext(deps: Deps, signal: AbortSignal): CallContext {
+  const { firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs } = deps.config;
+  return { fetch: deps.fetch, firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs, signal };
+}
+
+function requestId(): string {
+  return crypto.randomUUID().replaceAll("-", "");
+}
+
+const aliasOf = (c: Candidate) => c.model.alias ?? c.model.tag;
+
+/** One accepted request on its way to a backend. */
+interface Turn {
+  face: Face;
+  shaped: ChatRequest;
+  key: KeyRecord;
+  candidates: Candidate[];
+  ctx: CallContext;
+  account: RequestAccount;
+  deps: Deps;
+}
+
 export async function runChat(
   face: Face,
   request: Request,
   _client: ClientInfo,
   deps: Deps,
 ): Promise<Response> {
-  const startedAt = deps.now();
-  const startedTick = performance.now();
+  const account = new RequestAccount(deps.usage, face.name, deps.now());
   try {
-    const key = await authenticate(request.headers.get("authorization"), deps.view);
-    enforcePolicy(key, startedAt);
-    const chat = face.parse(await readJsonBody(request, deps.config.maxBodyBytes));
-    const shaped = shapeForKey(chat, key);
+    const key = account.key = await authenticate(request.headers.get("authorization"), deps.view);
+    enforcePolicy(key, account.startedAt);
+    const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config.maxBodyBytes)), key);
+    account.noteRequest(shaped);
     const candidates = weightedOrder(
       findCandidates(deps.view.snapshot, key),
       (c) => c.server.weight,
       deps.random,
     );
-    const callContext = {
-      fetch: deps.fetch,
-      firstByteTimeoutMs: deps.config.firstByteTimeoutMs,
-      responseTimeoutMs: deps.config.responseTimeoutMs,
-      signal: request.signal,
-    };
-    const { value: result, candidate } = await dispatch(
-      key.model,
-      candidates,
-      (c) =>
-        BACKENDS[c.server.kind].chat(fitToServer(shaped, key, c.server, c.model.tag), c.server, callContext),
-    );
-    const body = face.renderResult(result, {
-      requestId: crypto.randomUUID().replaceAll("-", ""),
-      startedAt,
-      finishedAt: deps.now(),
-      durationNs: Math.max(1, Math.round((performance.now() - startedTick) * 1e6)),
-      alias: candidate.model.alias ?? candidate.model.tag,
-    });
-    return jsonResponse(body);
+    const turn = { face, shaped, key, candidates, ctx: callContext(deps, request.signal), account, deps };
+    return shaped.stream ? await streamed(turn) : await whole(turn);
   } catch (error) {
+    account.failed(asGatewayError(error));
     return errorResponse(face, error);
   }
+}
+
+const fitted = (t: Turn, c: Candidate): ChatRequest => fitToServer(t.shaped, t.key, c.server, c.model.tag);
+
+async function whole(t: Turn): Promise<Response> {
+  const startedTick = performance.now();
+  const { value: result, candidate } = await dispatch(
+    t.key.model,
+    t.candidates,
+    (c) => BACKENDS[c.server.kind].chat(fitted(t, c), c.server, t.ctx),
+  );
+  t.account.server = candidate.server.name;
+  t.account.completed(result);
+  return jsonResponse(t.face.renderResult(result, {
+    requestId: requestId(),
+    startedAt: t.account.startedAt,
+    finishedAt: t.deps.now(),
+    durationNs: Math.max(1, Math.round((performance.now() - startedTick) * 1e6)),
+    alias: aliasOf(candidate),
+  }));
+}
+
+async function streamed(t: Turn): Promise<Response> {
+  const startedTick = performance.now();
+  const { value: stream, candidate } = await dispatch(
+    t.key.model,
+    t.candidates,
+    (c) => BACKENDS[c.server.kind].stream(fitted(t, c), c.server, t.ctx),
+  );
+  t.account.server = candidate.server.name;
+  const renderer = t.face.streamRenderer({
+    requestId: requestId(),
+    startedAt: t.account.startedAt,
+    model: stream.model,
+    alias: aliasOf(candidate),
+    includeUsage: t.shaped.includeUsage,
+    now: t.deps.now,
+    elapsedNs: () => (performance.now() - startedTick) * 1e6,
+  });
+  return streamResponse(renderer, stream, (end) => t.account.streamEnded(end));
 }

@@ -11,6 +11,7 @@ import { basePolicy, type KeyPolicy, type ServerRecord } from "../lib/store/reco
 import { StoreView } from "../lib/store/view.ts";
 import { manifest } from "../routes.gen.ts";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
+import type { UsageRecord } from "../lib/usage/types.ts";
 
 export interface GatewayOptions {
   config?: Partial<Config>;
@@ -25,14 +26,21 @@ export type ServerInput = Partial<Omit<ServerRecord, "createdAt" | "updatedAt">>
 
 export class TestGateway {
   readonly catalog: Catalog;
+
   #server!: Deno.HttpServer<Deno.NetAddr>;
 
-  private constructor(readonly kv: Deno.Kv, readonly deps: Deps) {
+  private constructor(
+    readonly kv: Deno.Kv,
+    readonly deps: Deps,
+    /** Every usage record the pipeline reported, in order. */
+    readonly usage: UsageRecord[],
+  ) {
     this.catalog = new Catalog(kv);
   }
 
   static async start(options: GatewayOptions = {}): Promise<TestGateway> {
     const kv = await Deno.openKv(":memory:");
+    const usage: UsageRecord[] = [];
     const config = defaultConfig({ reloadIntervalMs: 50, ...options.config });
     const deps: Deps = {
       config,
@@ -40,8 +48,9 @@ export class TestGateway {
       now: options.now ?? Date.now,
       random: options.random ?? Math.random,
       fetch: globalThis.fetch,
+      usage: { record: (r) => usage.push(r) },
     };
-    const gw = new TestGateway(kv, deps);
+    const gw = new TestGateway(kv, deps, usage);
     const app = buildApp(deps, manifest);
     gw.#server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -92,7 +101,7 @@ export class TestGateway {
   }
 }
 
-export const USER_HELLO = [{ role: "user", content: "hello there" }];
+export const USER_HELLO = [{ role: "user" as const, content: "hello there" }];
 
 export interface ScenarioServer extends Partial<Omit<ServerInput, "url">> {
   name: string;

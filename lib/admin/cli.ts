@@ -1,7 +1,8 @@
 /**
- * @module The admin CLI: `deno task admin <noun> <verb> [flags]`. Parses, dispatches to the noun modules and
- * prints, so the contract's output rules (one JSON value under `--json`, one line on stderr, exit 2 for a
- * wrong command line, 1 for a refused change) hold for every verb alike.
+ * @module The admin CLI: `deno task admin <noun> <verb> [flags]`, or `deno task admin <command> [flags]` for
+ * the few commands that are a noun alone (`usage`). Parses, dispatches to the noun modules and prints, so the
+ * contract's output rules (one JSON value under `--json`, one line on stderr, exit 2 for a wrong command
+ * line, 1 for a refused change) hold for every verb alike.
  */
 import { parseArgs } from "node:util";
 import { Catalog } from "../store/catalog.ts";
@@ -14,12 +15,18 @@ import { SERVER_VERBS } from "./server_commands.ts";
 import { CLUSTER_VERBS } from "./cluster_commands.ts";
 import { USER_VERBS } from "./user_commands.ts";
 import { KEY_VERBS } from "./key_commands.ts";
+import { USAGE_COMMAND } from "./usage_commands.ts";
 
 const NOUNS: Record<string, Noun> = {
   server: SERVER_VERBS,
   cluster: CLUSTER_VERBS,
   user: USER_VERBS,
   key: KEY_VERBS,
+};
+
+/** Commands that take no verb: the word after the command is already a flag. */
+const SINGLE_COMMANDS: Record<string, Verb> = {
+  usage: USAGE_COMMAND,
 };
 
 export interface AdminIo {
@@ -60,11 +67,12 @@ export async function runAdmin(args: string[], io: AdminIo): Promise<number> {
   const [nounWord, verbWord, ...rest] = args;
   let where = "admin";
   try {
-    const noun = choose(NOUNS, nounWord, "command");
+    const command = choose<Noun | Verb>({ ...NOUNS, ...SINGLE_COMMANDS }, nounWord, "command");
     where += `: ${nounWord}`;
-    const verb = choose(noun, verbWord, "verb");
-    where += ` ${verbWord}`;
-    const { flags, json, operand } = parse(verb, rest);
+    const single = Object.hasOwn(SINGLE_COMMANDS, nounWord);
+    const verb = single ? command as Verb : choose(command as Noun, verbWord, "verb");
+    if (!single) where += ` ${verbWord}`;
+    const { flags, json, operand } = parse(verb, single ? args.slice(1) : rest);
     const ctx = { kv: io.kv, catalog: new Catalog(io.kv), now: io.now ?? (() => new Date()) };
     const result = await verb.run(ctx, flags, operand);
     io.out(json ? JSON.stringify(result.json, null, 2) : result.human);

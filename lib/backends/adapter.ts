@@ -5,6 +5,7 @@
  */
 import type { ChatRequest, ChatResult } from "../chat/types.ts";
 import type { ServerRecord } from "../store/records.ts";
+import type { EventStream } from "./stream_reading.ts";
 
 export interface CallContext {
   fetch: typeof fetch;
@@ -12,10 +13,14 @@ export interface CallContext {
   firstByteTimeoutMs: number;
   /** Time allowed for the whole answer. */
   responseTimeoutMs: number;
+  /** Longest silence allowed between two chunks of a streamed answer. */
+  idleTimeoutMs: number;
   /** Aborts the backend call, e.g. when the client goes away. */
   signal?: AbortSignal;
 }
 
 export interface BackendAdapter {
   chat(request: ChatRequest, server: ServerRecord, ctx: CallContext): Promise<ChatResult>;
+  /** Resolves once the first event has arrived; failures before then are the server's, so failover applies. */
+  stream(request: ChatRequest, server: ServerRecord, ctx: CallContext): Promise<EventStream>;
 }

@@ -1,6 +1,6 @@
 /**
- * @module One JSON POST to a backend, with timeouts and the classification of every way it can fail: the
- * part of failover that needs to know HTTP. Backend URLs stay out of the messages, which may reach clients.
+ * @module One POST to a backend, with timeouts and the classification of every way it can fail: the part of
+ * failover that needs to know HTTP. Backend URLs stay out of the messages, which may reach clients.
  */
 import { BackendFailure, BadGateway, GatewayError, ImageNotSupported, InvalidRequest } from "../errors.ts";
 import type { CallContext } from "./adapter.ts";
@@ -9,7 +9,7 @@ import type { CallContext } from "./adapter.ts";
 const ERROR_BODY_LIMIT = 8192;
 const IMAGE_TROUBLE = /image|vision|multimodal|projector/i;
 
-interface PostOptions {
+export interface PostOptions {
   headers?: Record<string, string>;
   /** The request carried images, so an image complaint means a text-only model (503, not the server's fault). */
   hasImages: boolean;
@@ -20,7 +20,7 @@ function scrub(message: string): string {
   return message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<address>").slice(0, 300);
 }
 
-function errorMessage(text: string): string {
+export function errorMessage(text: string): string {
   try {
     const body = JSON.parse(text);
     const err = body?.error ?? body;
@@ -62,43 +62,76 @@ async function readCapped(res: Response, limit: number): Promise<string> {
   return new TextDecoder().decode(all.subarray(0, limit));
 }
 
-export async function postJson(
-  url: string,
-  body: unknown,
-  ctx: CallContext,
-  opts: PostOptions,
-): Promise<unknown> {
+/** An open backend response (2xx) and the means to stop it. */
+export interface OpenResponse {
+  response: Response;
+  abort: AbortController;
+  /** Detaches from the client's signal and clears timers; call when done with the response. */
+  release(): void;
+}
+
+/** Sends the request and waits for a 2xx response's headers; any failure before that is classified. */
+export async function openResponse(url: string, body: unknown, ctx: CallContext, opts: PostOptions) {
   const abort = new AbortController();
   const onClientAbort = () => abort.abort(ctx.signal?.reason);
   ctx.signal?.addEventListener("abort", onClientAbort, { once: true });
-  let phase = "response headers";
-  let timer = setTimeout(() => abort.abort(new DOMException(phase, "TimeoutError")), ctx.firstByteTimeoutMs);
+  const timer = setTimeout(
+    () => abort.abort(new DOMException("headers", "TimeoutError")),
+    ctx.firstByteTimeoutMs,
+  );
+  const release = () => {
+    clearTimeout(timer);
+    ctx.signal?.removeEventListener("abort", onClientAbort);
+  };
   try {
-    const res = await ctx.fetch(url, {
+    const response = await ctx.fetch(url, {
       method: "POST",
       headers: { "Content-Type": "application/json", ...opts.headers },
       body: JSON.stringify(body),
       signal: abort.signal,
     });
     clearTimeout(timer);
-    phase = "the complete answer";
-    timer = setTimeout(() => abort.abort(new DOMException(phase, "TimeoutError")), ctx.responseTimeoutMs);
-    if (!res.ok) throw classify(res.status, errorMessage(await readCapped(res, ERROR_BODY_LIMIT)), opts);
-    const text = await res.text();
+    if (!response.ok) {
+      throw classify(response.status, errorMessage(await readCapped(response, ERROR_BODY_LIMIT)), opts);
+    }
+    return { response, abort, release } satisfies OpenResponse;
+  } catch (error) {
+    release();
+    if (error instanceof GatewayError || ctx.signal?.aborted) throw error;
+    if (abort.signal.aborted) {
+      throw new BackendFailure("model server timed out before answering", true, true, 504);
+    }
+    throw new BackendFailure("could not reach the model server", true, true);
+  }
+}
+
+/** A non-streamed call: the whole answer as parsed JSON, within the response timeout. */
+export async function postJson(
+  url: string,
+  body: unknown,
+  ctx: CallContext,
+  opts: PostOptions,
+): Promise<unknown> {
+  const { response, abort, release } = await openResponse(url, body, ctx, opts);
+  const timer = setTimeout(
+    () => abort.abort(new DOMException("body", "TimeoutError")),
+    ctx.responseTimeoutMs,
+  );
+  try {
+    const text = await response.text();
     try {
       return JSON.parse(text);
     } catch {
       throw new BadGateway("The model server answered with something that is not JSON");
     }
   } catch (error) {
-    if (error instanceof GatewayError) throw error;
-    if (ctx.signal?.aborted) throw error;
+    if (error instanceof GatewayError || ctx.signal?.aborted) throw error;
     if (abort.signal.aborted) {
-      throw new BackendFailure(`model server timed out waiting for ${phase}`, true, true, 504);
+      throw new BackendFailure("model server timed out during its answer", true, true, 504);
     }
-    throw new BackendFailure("could not reach the model server", true, true);
+    throw new BackendFailure("the model server's answer broke off", true, true);
   } finally {
     clearTimeout(timer);
-    ctx.signal?.removeEventListener("abort", onClientAbort);
+    release();
   }
 }

@@ -4,11 +4,19 @@
  */
 import { z } from "zod";
 import { BadGateway } from "../errors.ts";
-import type { ChatMessage, ChatRequest, ChatResult, GenerationOptions } from "../chat/types.ts";
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResult,
+  FinishReason,
+  GenerationOptions,
+  ToolCall,
+} from "../chat/types.ts";
 import { hasImages } from "../chat/has_images.ts";
 import type { ServerRecord } from "../store/records.ts";
 import type { BackendAdapter, CallContext } from "./adapter.ts";
-import { postJson } from "./http_call.ts";
+import { openResponse, postJson } from "./http_call.ts";
+import { readOllamaStream } from "./ollama_stream.ts";
 
 const OPTION_NAMES = {
   temperature: "temperature",
@@ -67,36 +75,47 @@ const ToolCallShape = z.object({
   function: z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()).default({}) }),
 });
 
-const ChatResponseShape = z.object({
+/** One chat object: the whole answer (stream:false) or one line of a stream. */
+export const ChatChunkShape = z.object({
   model: z.string().optional(),
   message: z.object({
     content: z.string().default(""),
     thinking: z.string().optional(),
     tool_calls: z.array(ToolCallShape).optional(),
-  }),
+  }).default({ content: "" }),
+  done: z.boolean().default(false),
   done_reason: z.string().optional(),
   total_duration: z.number().optional(),
   prompt_eval_count: z.number().optional(),
   eval_count: z.number().optional(),
 });
+export type ChatChunk = z.infer<typeof ChatChunkShape>;
 
-export function fromOllamaResponse(raw: unknown, requestedModel: string): ChatResult {
-  const parsed = ChatResponseShape.safeParse(raw);
-  if (!parsed.success || (raw as { error?: unknown }).error !== undefined) {
-    throw new BadGateway("The model server answered with a malformed chat response");
-  }
-  const r = parsed.data;
-  const toolCalls = (r.message.tool_calls ?? []).map((c) => ({
+export function toolCallsOf(chunk: ChatChunk): ToolCall[] {
+  return (chunk.message.tool_calls ?? []).map((c) => ({
     ...(c.id ? { id: c.id } : {}),
     name: c.function.name,
     arguments: c.function.arguments,
   }));
+}
+
+export function finishReasonOf(chunk: ChatChunk, calledTools: boolean): FinishReason {
+  return calledTools ? "tool_calls" : chunk.done_reason === "length" ? "length" : "stop";
+}
+
+export function fromOllamaResponse(raw: unknown, requestedModel: string): ChatResult {
+  const parsed = ChatChunkShape.safeParse(raw);
+  if (!parsed.success || (raw as { error?: unknown }).error !== undefined) {
+    throw new BadGateway("The model server answered with a malformed chat response");
+  }
+  const r = parsed.data;
+  const toolCalls = toolCallsOf(r);
   return {
     model: r.model ?? requestedModel,
     content: r.message.content,
     ...(r.message.thinking ? { thinking: r.message.thinking } : {}),
     toolCalls,
-    finishReason: toolCalls.length ? "tool_calls" : r.done_reason === "length" ? "length" : "stop",
+    finishReason: finishReasonOf(r, toolCalls.length > 0),
     // Ollama omits zero-valued metrics (and the prompt count on a cache hit): absent means 0.
     promptTokens: r.prompt_eval_count ?? 0,
     completionTokens: r.eval_count ?? 0,
@@ -104,10 +123,20 @@ export function fromOllamaResponse(raw: unknown, requestedModel: string): ChatRe
   };
 }
 
+function chatUrl(server: ServerRecord): string {
+  return `${server.url.replace(/\/+$/, "")}/api/chat`;
+}
+
 export const ollamaBackend: BackendAdapter = {
   async chat(req: ChatRequest, server: ServerRecord, ctx: CallContext): Promise<ChatResult> {
-    const url = `${server.url.replace(/\/+$/, "")}/api/chat`;
-    const raw = await postJson(url, toOllamaBody(req, false), ctx, { hasImages: hasImages(req) });
+    const raw = await postJson(chatUrl(server), toOllamaBody(req, false), ctx, { hasImages: hasImages(req) });
     return fromOllamaResponse(raw, req.model);
+  },
+
+  async stream(req: ChatRequest, server: ServerRecord, ctx: CallContext) {
+    const open = await openResponse(chatUrl(server), toOllamaBody(req, true), ctx, {
+      hasImages: hasImages(req),
+    });
+    return await readOllamaStream(open, req.model, ctx.idleTimeoutMs);
   },
 };

@@ -9,7 +9,8 @@ import { hasImages } from "../chat/has_images.ts";
 import type { ChatMessage, ChatRequest, ChatResult, ToolCall } from "../chat/types.ts";
 import type { ServerRecord } from "../store/records.ts";
 import type { BackendAdapter, CallContext } from "./adapter.ts";
-import { postJson } from "./http_call.ts";
+import { openResponse, postJson } from "./http_call.ts";
+import { readOpenAIStream } from "./openai_stream.ts";
 
 function toMessage(m: ChatMessage): Record<string, unknown> {
   const content = m.images?.length
@@ -84,7 +85,7 @@ const CompletionShape = z.object({
   usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullable().optional(),
 });
 
-function parseArguments(text: string): Record<string, unknown> {
+export function parseArguments(text: string): Record<string, unknown> {
   if (!text.trim()) return {};
   try {
     const value = JSON.parse(text);
@@ -122,13 +123,21 @@ export function chatCompletionsUrl(base: string): string {
   return trimmed.endsWith("/v1") ? `${trimmed}/chat/completions` : `${trimmed}/v1/chat/completions`;
 }
 
+function postOptions(req: ChatRequest, server: ServerRecord) {
+  const headers: Record<string, string> = server.apiKey ? { Authorization: `Bearer ${server.apiKey}` } : {};
+  return { headers, hasImages: hasImages(req) };
+}
+
 export const openaiBackend: BackendAdapter = {
   async chat(req: ChatRequest, server: ServerRecord, ctx: CallContext): Promise<ChatResult> {
-    const headers: Record<string, string> = server.apiKey ? { Authorization: `Bearer ${server.apiKey}` } : {};
-    const raw = await postJson(chatCompletionsUrl(server.url), toOpenAIBody(req, false), ctx, {
-      headers,
-      hasImages: hasImages(req),
-    });
+    const url = chatCompletionsUrl(server.url);
+    const raw = await postJson(url, toOpenAIBody(req, false), ctx, postOptions(req, server));
     return fromOpenAIResponse(raw, req.model);
+  },
+
+  async stream(req: ChatRequest, server: ServerRecord, ctx: CallContext) {
+    const url = chatCompletionsUrl(server.url);
+    const open = await openResponse(url, toOpenAIBody(req, true), ctx, postOptions(req, server));
+    return await readOpenAIStream(open, req.model, ctx.idleTimeoutMs);
   },
 };

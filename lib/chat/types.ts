@@ -81,3 +81,22 @@ export interface ChatResult {
   /** Backend-side duration in nanoseconds, when the backend reports one. */
   totalDurationNs?: number;
 }
+
+/** A piece of a streamed answer, as it arrives from the backend. */
+export interface ChatDelta {
+  type: "delta";
+  content?: string;
+  thinking?: string;
+  /** Complete tool calls (backends that fragment them are reassembled before they get here). */
+  toolCalls?: ToolCall[];
+}
+
+/** The end of a streamed answer, with the backend's own counts. */
+export interface ChatDone {
+  type: "done";
+  finishReason: FinishReason;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export type ChatEvent = ChatDelta | ChatDone;

@@ -5,6 +5,6 @@ import type { Face, FaceName } from "./face.ts";
 import { openaiFace } from "./openai.ts";
 import { ollamaFace } from "./ollama.ts";
 
-export type { Face, FaceName, RenderContext } from "./face.ts";
+export type { Face, FaceName, RenderContext, StreamContext, StreamRenderer } from "./face.ts";
 
 export const FACES = { openai: openaiFace, ollama: ollamaFace } satisfies Record<FaceName, Face>;

@@ -7,6 +7,7 @@ import type { GatewayError } from "../errors.ts";
 import type { Face, RenderContext } from "./face.ts";
 import { parseChat } from "./parse_chat.ts";
 import { newToolCallId } from "./tool_call_id.ts";
+import { ollamaStreamRenderer } from "./ollama_stream.ts";
 
 export const ollamaFace: Face = {
   name: "ollama",
@@ -37,4 +38,6 @@ export const ollamaFace: Face = {
   errorBody(error: GatewayError) {
     return { error: { message: error.message, type: "proxy_error", code: error.code } };
   },
+
+  streamRenderer: ollamaStreamRenderer,
 };

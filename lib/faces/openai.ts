@@ -7,6 +7,7 @@ import type { GatewayError } from "../errors.ts";
 import type { Face, RenderContext } from "./face.ts";
 import { parseChat } from "./parse_chat.ts";
 import { newToolCallId } from "./tool_call_id.ts";
+import { openaiStreamRenderer } from "./openai_stream.ts";
 
 /** OpenAI's error `type` for each status class. */
 function errorType(status: number): string {
@@ -16,6 +17,10 @@ function errorType(status: number): string {
   if (status === 429) return "rate_limit_error";
   if (status >= 500) return "api_error";
   return "invalid_request_error";
+}
+
+function errorBody(error: GatewayError) {
+  return { error: { message: error.message, type: errorType(error.status), param: null, code: error.code } };
 }
 
 export const openaiFace: Face = {
@@ -51,9 +56,6 @@ export const openaiFace: Face = {
     };
   },
 
-  errorBody(error: GatewayError) {
-    return {
-      error: { message: error.message, type: errorType(error.status), param: null, code: error.code },
-    };
-  },
+  errorBody,
+  streamRenderer: (ctx) => openaiStreamRenderer(ctx, errorBody),
 };

@@ -1,5 +1,6 @@
 /** Building responses: JSON bodies, and errors rendered by the face the client spoke. */
-import { GatewayError, InternalError } from "../errors.ts";
+import type { GatewayError } from "../errors.ts";
+import { asGatewayError } from "../errors.ts";
 import type { Face } from "../faces/mod.ts";
 
 export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
@@ -10,12 +11,6 @@ export function jsonResponse(body: unknown, status = 200, headers: Record<string
 }
 
 export function errorResponse(face: Face, error: unknown): Response {
-  let known: GatewayError;
-  if (error instanceof GatewayError) {
-    known = error;
-  } else {
-    console.error("gateway: unexpected failure:", error);
-    known = new InternalError();
-  }
+  const known: GatewayError = asGatewayError(error);
   return jsonResponse(face.errorBody(known), known.status, known.headers());
 }

@@ -34,3 +34,8 @@ export interface UsageRecord {
   /** Time to the first byte of the response body, ms (absent if none was sent). */
   ttfbMs?: number;
 }
+
+/** Where finished requests are reported; the ledger queues them so reporting never waits on storage. */
+export interface UsageSink {
+  record(record: UsageRecord): void;
+}

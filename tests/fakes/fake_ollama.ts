@@ -23,6 +23,16 @@ export interface ScriptedReply {
   completionTokens?: number;
 }
 
+/** How a streamed answer goes wrong after `after` content chunks have been sent. */
+export interface StreamFault {
+  after: number;
+  kind:
+    | "crash" // the connection drops
+    | "garbage" // a line that is not JSON
+    | "error-line" // Ollama's own mid-stream failure: {"error": "..."} and no done
+    | "stall"; // nothing more is sent, the connection stays open
+}
+
 export interface ReceivedChat {
   path: string;
   headers: Headers;
@@ -36,6 +46,16 @@ export class FakeOllama {
   /** Answer for each chat; defaults to a greeting naming this server. */
   reply: (body: Record<string, unknown>) => ScriptedReply = () => ({ content: `Hello from ${this.name}` });
   readonly received: ReceivedChat[] = [];
+  /** Breaks streamed answers, when set. */
+  streamFault?: StreamFault;
+  /** Pause before each streamed chunk, ms. */
+  chunkDelayMs = 0;
+  /** Streamed answers whose connection the client closed before the end. */
+  streamsCancelled = 0;
+  /** Streamed answers sent to the end. */
+  streamsCompleted = 0;
+  /** Stream chunks handed to the connection so far, over all streams. */
+  chunksSent = 0;
   #server: Deno.HttpServer<Deno.NetAddr>;
   #hanging = new Set<() => void>();
 
@@ -128,6 +148,65 @@ export class FakeOllama {
       prompt_eval_count: r.promptTokens ?? messages.reduce((n, m) => n + words(m.content ?? ""), 0),
       eval_count: r.completionTokens ?? words(content),
     };
-    return Response.json(final);
+    if (body.stream === false) return Response.json(final);
+    return this.#stream(final, r);
+  }
+
+  /** Streams the answer as Ollama does: thinking, then content word by word, tool calls, and a final done line. */
+  #stream(final: Record<string, unknown>, r: ScriptedReply): Response {
+    const head = { model: final.model, created_at: final.created_at };
+    const message = final.message as Record<string, unknown>;
+    const chunks: Record<string, unknown>[] = [];
+    if (r.thinking) {
+      chunks.push({
+        ...head,
+        message: { role: "assistant", content: "", thinking: r.thinking },
+        done: false,
+      });
+    }
+    for (const piece of (r.content ?? "").match(/\S+\s*/g) ?? []) {
+      chunks.push({ ...head, message: { role: "assistant", content: piece }, done: false });
+    }
+    if (message.tool_calls) {
+      chunks.push({
+        ...head,
+        message: { role: "assistant", content: "", tool_calls: message.tool_calls },
+        done: false,
+      });
+    }
+    const { tool_calls: _t, thinking: _th, ...finalMessage } = message;
+    const last = { ...final, message: { ...finalMessage, content: "" } };
+    const fault = this.streamFault;
+    const encoder = new TextEncoder();
+    let sent = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const delay = () => new Promise((resolve) => timer = setTimeout(resolve, this.chunkDelayMs));
+    const stream = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        if (this.chunkDelayMs) await delay();
+        if (fault && sent === fault.after) {
+          if (fault.kind === "crash") return controller.error(new Error("backend crashed"));
+          if (fault.kind === "garbage") controller.enqueue(encoder.encode("}}not json{{\n"));
+          if (fault.kind === "error-line") {
+            controller.enqueue(encoder.encode(JSON.stringify({ error: "CUDA error: out of memory" }) + "\n"));
+          }
+          if (fault.kind === "stall") await new Promise<void>((release) => this.#hanging.add(release));
+          return controller.close();
+        }
+        if (sent < chunks.length) {
+          controller.enqueue(encoder.encode(JSON.stringify(chunks[sent++]) + "\n"));
+          this.chunksSent++;
+          return;
+        }
+        controller.enqueue(encoder.encode(JSON.stringify(last) + "\n"));
+        this.streamsCompleted++;
+        controller.close();
+      },
+      cancel: () => {
+        clearTimeout(timer);
+        this.streamsCancelled++;
+      },
+    }, { highWaterMark: 0 });
+    return new Response(stream, { headers: { "Content-Type": "application/x-ndjson" } });
   }
 }

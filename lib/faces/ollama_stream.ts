@@ -1,0 +1,42 @@
+/**
+ * @module Format B streaming: NDJSON lines as Ollama writes them. Success lines never carry an `error` key
+ * (Ollama's client treats any line with one as a failure); a broken stream ends with one `{"error":"…"}` line
+ * and no `done`, exactly as Ollama itself ends one, so the client raises the message.
+ */
+import type { ChatEvent } from "../chat/types.ts";
+import type { GatewayError } from "../errors.ts";
+import type { StreamContext, StreamRenderer } from "./face.ts";
+import { newToolCallId } from "./tool_call_id.ts";
+
+const line = (payload: unknown) => JSON.stringify(payload) + "\n";
+
+export function ollamaStreamRenderer(ctx: StreamContext): StreamRenderer {
+  let toolIndex = 0;
+  const head = () => ({ model: ctx.alias, created_at: new Date(ctx.now()).toISOString() });
+  return {
+    contentType: "application/x-ndjson",
+    event(event: ChatEvent): string {
+      if (event.type === "delta") {
+        const message: Record<string, unknown> = { role: "assistant", content: event.content ?? "" };
+        if (event.thinking) message.thinking = event.thinking;
+        if (event.toolCalls?.length) {
+          message.tool_calls = event.toolCalls.map((call) => ({
+            id: call.id ?? newToolCallId(),
+            function: { index: toolIndex++, name: call.name, arguments: call.arguments },
+          }));
+        }
+        return line({ ...head(), message, done: false });
+      }
+      return line({
+        ...head(),
+        message: { role: "assistant", content: "" },
+        done: true,
+        done_reason: event.finishReason === "length" ? "length" : "stop",
+        total_duration: Math.max(1, Math.round(ctx.elapsedNs())),
+        prompt_eval_count: event.promptTokens,
+        eval_count: event.completionTokens,
+      });
+    },
+    error: (error: GatewayError) => line({ error: error.message }),
+  };
+}

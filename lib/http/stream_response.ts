@@ -1,0 +1,88 @@
+/**
+ * @module A streamed answer as an HTTP response. The body is pulled: the next backend event is read only when
+ * the client has taken the previous one, so a slow client slows the backend instead of filling memory. A client
+ * that leaves aborts the backend call at once. After the first byte an error can no longer change the status,
+ * so it ends the stream in the face's own error form.
+ */
+import type { ChatEvent } from "../chat/types.ts";
+import { BackendFailure, GatewayError } from "../errors.ts";
+import type { StreamRenderer } from "../faces/mod.ts";
+import type { EventStream } from "../backends/stream_reading.ts";
+
+export interface StreamEnd {
+  /** The backend's final event, when the answer completed. */
+  done?: Extract<ChatEvent, { type: "done" }>;
+  /** Why the stream ended early (backend failure, or the client left). */
+  error?: GatewayError;
+  clientLeft: boolean;
+  /** Characters of content, reasoning and tool-call arguments delivered to the client. */
+  deliveredChars: number;
+  /** ms from the start of the response to its first byte. */
+  firstByteAt?: number;
+}
+
+function deltaChars(event: ChatEvent): number {
+  if (event.type !== "delta") return 0;
+  let n = (event.content?.length ?? 0) + (event.thinking?.length ?? 0);
+  for (const call of event.toolCalls ?? []) n += call.name.length + JSON.stringify(call.arguments).length;
+  return n;
+}
+
+export function streamResponse(
+  renderer: StreamRenderer,
+  stream: EventStream,
+  onEnd: (end: StreamEnd) => void,
+): Response {
+  const encoder = new TextEncoder();
+  const events = stream.events[Symbol.asyncIterator]();
+  const end: StreamEnd = { clientLeft: false, deliveredChars: 0 };
+  let ended = false;
+  const finish = () => {
+    if (!ended) {
+      ended = true;
+      onEnd(end);
+    }
+  };
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
+    end.firstByteAt ??= performance.now();
+    controller.enqueue(encoder.encode(text));
+  };
+
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        for (;;) {
+          const next = await events.next();
+          if (next.done) throw new BackendFailure("the model server's stream ended early", false, true);
+          const event = next.value;
+          end.deliveredChars += deltaChars(event);
+          const text = renderer.event(event);
+          if (event.type === "done") {
+            end.done = event;
+            send(controller, text);
+            controller.close();
+            return finish();
+          }
+          if (text) return send(controller, text);
+        }
+      } catch (error) {
+        if (ended) return;
+        end.error = error instanceof GatewayError
+          ? error
+          : new BackendFailure("the model server's stream broke off", false, true);
+        stream.abort();
+        send(controller, renderer.error(end.error));
+        controller.close();
+        finish();
+      }
+    },
+    cancel() {
+      end.clientLeft = true;
+      stream.abort();
+      finish();
+    },
+  });
+  return new Response(body, {
+    headers: { "Content-Type": renderer.contentType, "Cache-Control": "no-cache", "X-Accel-Buffering": "no" },
+  });
+}

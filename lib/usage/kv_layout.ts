@@ -1,0 +1,51 @@
+/**
+ * @module Where usage lives in KV: the ledger rows, the per-key index of them and the token counters. The
+ * ledger writes these keys and the policy and admin read them, so the layout is spelled out once, here.
+ */
+import { PERIOD_NAMES, periodKeys, type PeriodName } from "./periods.ts";
+
+export const USAGE_PREFIX = "usage";
+export const USAGE_BY_KEY_PREFIX = "usage_by_key";
+export const TOKENS_PREFIX = "tokens";
+
+export type TotalsScope = "key" | "user";
+
+export type Totals = Record<PeriodName, number>;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * How long a counter outlives its last write. Generous, so a counter is still there when its period is
+ * read for the last time (a late record, a "resets at" message), yet old periods do not pile up forever.
+ */
+export const COUNTER_TTL_MS: Record<PeriodName, number> = {
+  day: 3 * DAY_MS,
+  week: 15 * DAY_MS,
+  month: 70 * DAY_MS,
+};
+
+export function usageKey(id: string): Deno.KvKey {
+  return [USAGE_PREFIX, id];
+}
+
+export function usageByKeyKey(keyId: string, id: string): Deno.KvKey {
+  return [USAGE_BY_KEY_PREFIX, keyId, id];
+}
+
+/** `period` is a label from `periodKeys`, e.g. `d:2026-11-22`. */
+export function tokenCounterKey(scope: TotalsScope, id: string, period: string): Deno.KvKey {
+  return [TOKENS_PREFIX, scope, id, period];
+}
+
+/** The counters of the periods containing `now`, in `PERIOD_NAMES` order. */
+export function totalsKeys(scope: TotalsScope, id: string, now: Date): Deno.KvKey[] {
+  const labels = periodKeys(now);
+  return PERIOD_NAMES.map((name) => tokenCounterKey(scope, id, labels[name]));
+}
+
+/** Tokens counted so far in the current day, week and month (UTC) for one key or user. */
+export async function readTotals(kv: Deno.Kv, scope: TotalsScope, id: string, now: Date): Promise<Totals> {
+  const entries = await kv.getMany<Deno.KvU64[]>(totalsKeys(scope, id, now));
+  const [day, week, month] = entries.map((entry) => Number(entry.value?.value ?? 0n));
+  return { day, week, month };
+}

@@ -1,0 +1,81 @@
+/**
+ * @module The ledger when commits fail: refused, thrown, or applied but reported as failed. Every record must
+ * end up stored exactly once and every counter exact, whichever way the store misbehaved.
+ */
+import assert from "node:assert/strict";
+import { UsageLedger } from "./ledger.ts";
+import { assertLedgerMatches, faultyStore, rows, sample, storeTest } from "./test_support.ts";
+
+const records = Array.from({ length: 30 }, (_, i) => sample({ promptTokens: i + 1, keyId: `key_${i % 3}` }));
+
+storeTest("failed commits are retried without loss or double counting", async (kv) => {
+  const faults = ["refuse", "throw", "land-then-throw", "refuse", "land-then-throw", "throw"] as const;
+  const store = faultyStore(kv, [...faults]);
+  const errors: unknown[] = [];
+  const ledger = new UsageLedger(store.kv, { batchSize: 7, retryDelayMs: 1, onError: (e) => errors.push(e) });
+  for (const rec of records) ledger.record(rec);
+  await ledger.close();
+  assert.deepEqual(errors, []);
+  await assertLedgerMatches(kv, records);
+  // 5 batches of at most 7; the "land" faults' batches needed no second commit.
+  assert.equal(store.commits(), 5 + 4);
+});
+
+storeTest("a commit that lands but reports failure is not repeated", async (kv) => {
+  const store = faultyStore(kv, ["land-then-throw", "land-then-throw"]);
+  const ledger = new UsageLedger(store.kv, { retryDelayMs: 1 });
+  ledger.record(sample());
+  await ledger.flush();
+  ledger.record(sample({ promptTokens: 3 }));
+  await ledger.close();
+  await assertLedgerMatches(kv, [sample(), sample({ promptTokens: 3 })]);
+  assert.equal(store.commits(), 2);
+});
+
+storeTest("when every attempt fails, flush() rejects and the records stay queued for later", async (kv) => {
+  const store = faultyStore(kv, Array(3).fill("throw"));
+  const errors: unknown[] = [];
+  const ledger = new UsageLedger(store.kv, {
+    maxAttempts: 3,
+    retryDelayMs: 1,
+    flushIntervalMs: 60_000,
+    onError: (e) => errors.push(e),
+  });
+  for (const rec of records.slice(0, 5)) ledger.record(rec);
+  const both = await Promise.allSettled([ledger.flush(), ledger.flush()]);
+  for (const outcome of both) {
+    assert.equal(outcome.status, "rejected");
+    assert.match(
+      String((outcome as PromiseRejectedResult).reason),
+      /Cannot write 5 usage record\(s\) after 3/,
+    );
+  }
+  assert.equal(errors.length, 1);
+  assert.deepEqual(await rows(kv, ["usage"]), []);
+  // The store is healthy again: what was queued, and what came after, is written once.
+  for (const rec of records.slice(5)) ledger.record(rec);
+  await ledger.close();
+  await assertLedgerMatches(kv, records);
+});
+
+Deno.test("concurrent flush() calls all resolve once their records are durable", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const store = faultyStore(kv, ["refuse", "throw"]);
+  const ledger = new UsageLedger(store.kv, { batchSize: 4, retryDelayMs: 1, flushIntervalMs: 60_000 });
+  const flushes: Promise<void>[] = [];
+  for (const [i, rec] of records.entries()) {
+    ledger.record(rec);
+    if (i % 3 === 0) {
+      const seen = i + 1;
+      flushes.push(
+        ledger.flush().then(async () => {
+          assert.ok((await rows(kv, ["usage"])).length >= seen);
+        }),
+      );
+    }
+  }
+  await Promise.all(flushes);
+  await ledger.close();
+  await assertLedgerMatches(kv, records);
+  kv.close();
+});

@@ -1,0 +1,10 @@
+/**
+ * @module The usage stage: the ledger that accounts every request (rows plus day/week/month token counters
+ * per key and user, written together) and the reads the policy and admin need. It knows nothing of faces,
+ * backends or HTTP: callers hand it finished `UsageRecord`s.
+ */
+export type { TokenSource, UsageRecord, UsageStatus } from "./types.ts";
+export { UsageLedger, type UsageLedgerOptions } from "./ledger.ts";
+export { readTotals, tokenCounterKey, type Totals, type TotalsScope } from "./kv_layout.ts";
+export { DEFAULT_LIST_LIMIT, listUsage, type UsageFilter } from "./history.ts";
+export { periodEnds, type PeriodKeys, periodKeys, type PeriodName } from "./periods.ts";

@@ -1,0 +1,131 @@
+/**
+ * @module Test support for the ledger: a sample record, both kinds of store (in memory and a temp file,
+ * whose commit path differs), a store whose commits fail on cue, and the independent arithmetic that
+ * says what every counter must hold for a set of records.
+ */
+import assert from "node:assert/strict";
+import type { UsageRecord } from "./types.ts";
+import { periodKeys } from "./periods.ts";
+
+export function sample(overrides: Partial<UsageRecord> = {}): UsageRecord {
+  return {
+    time: "2026-11-22T12:00:00.000Z",
+    keyId: "key_a",
+    user: "alice",
+    model: "llama3",
+    server: "gpu1",
+    format: "openai",
+    stream: false,
+    status: "ok",
+    httpStatus: 200,
+    promptTokens: 10,
+    completionTokens: 5,
+    tokenSource: "backend",
+    latencyMs: 120,
+    ttfbMs: 30,
+    ...overrides,
+  };
+}
+
+/** Registers `fn` twice: against an in-memory store and against a store in a temporary file. */
+export function storeTest(name: string, fn: (kv: Deno.Kv) => Promise<void>): void {
+  Deno.test(`${name} (memory)`, async () => {
+    const kv = await Deno.openKv(":memory:");
+    try {
+      await fn(kv);
+    } finally {
+      kv.close();
+    }
+  });
+  Deno.test(`${name} (file)`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "usage_ledger_test_" });
+    const kv = await Deno.openKv(`${dir}/usage.kv`);
+    try {
+      await fn(kv);
+    } finally {
+      kv.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+/** How a wrapped commit misbehaves: refuse (ok: false), throw, or apply and then throw anyway. */
+export type CommitFault = "refuse" | "throw" | "land-then-throw";
+
+/** `kv` whose next commits fail as `faults` says, one fault per commit, then behave. */
+export function faultyStore(kv: Deno.Kv, faults: CommitFault[]): { kv: Deno.Kv; commits: () => number } {
+  let commits = 0;
+  const wrapOp = (op: Deno.AtomicOperation): Deno.AtomicOperation => {
+    const proxy: Deno.AtomicOperation = new Proxy(op, {
+      get(target, prop) {
+        if (prop === "commit") {
+          return async () => {
+            commits++;
+            const fault = faults.shift();
+            if (fault === "refuse") return { ok: false };
+            if (fault === "throw") throw new Error("connection reset");
+            const result = await target.commit();
+            if (fault === "land-then-throw") throw new Error("connection reset after commit");
+            return result;
+          };
+        }
+        const value = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          const result = value.apply(target, args);
+          return result === target ? proxy : result;
+        };
+      },
+    });
+    return proxy;
+  };
+  const wrapped = new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "atomic") return () => wrapOp(target.atomic());
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { kv: wrapped, commits: () => commits };
+}
+
+/** What every counter must hold, computed from the records alone. */
+export function expectedCounters(records: UsageRecord[]): Map<string, bigint> {
+  const out = new Map<string, bigint>();
+  for (const rec of records) {
+    const tokens = BigInt(rec.promptTokens + rec.completionTokens);
+    if (tokens === 0n) continue;
+    const labels = Object.values(periodKeys(new Date(rec.time)));
+    for (const [scope, id] of [["key", rec.keyId], ["user", rec.user]]) {
+      if (id === undefined) continue;
+      for (const label of labels) {
+        const key = JSON.stringify(["tokens", scope, id, label]);
+        out.set(key, (out.get(key) ?? 0n) + tokens);
+      }
+    }
+  }
+  return out;
+}
+
+export async function storedCounters(kv: Deno.Kv): Promise<Map<string, bigint>> {
+  const out = new Map<string, bigint>();
+  for await (const entry of kv.list<Deno.KvU64>({ prefix: ["tokens"] })) {
+    out.set(JSON.stringify(entry.key), entry.value.value);
+  }
+  return out;
+}
+
+export async function rows(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvEntry<UsageRecord>[]> {
+  return await Array.fromAsync(kv.list<UsageRecord>({ prefix }));
+}
+
+/** Every record stored exactly once (as a row and, with a key, in the key index) and every counter exact. */
+export async function assertLedgerMatches(kv: Deno.Kv, records: UsageRecord[]): Promise<void> {
+  const canon = (list: UsageRecord[]) => list.map((r) => JSON.stringify(r)).sort();
+  assert.deepEqual(canon((await rows(kv, ["usage"])).map((e) => e.value)), canon(records));
+  assert.deepEqual(
+    canon((await rows(kv, ["usage_by_key"])).map((e) => e.value)),
+    canon(records.filter((r) => r.keyId !== undefined)),
+  );
+  assert.deepEqual(await storedCounters(kv), expectedCounters(records));
+}
