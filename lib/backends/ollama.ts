@@ -82,7 +82,7 @@ export const ChatChunkShape = z.object({
     content: z.string().default(""),
     thinking: z.string().optional(),
     tool_calls: z.array(ToolCallShape).optional(),
-  }).default({ content: "" }),
+  }),
   done: z.boolean().default(false),
   done_reason: z.string().optional(),
   total_duration: z.number().optional(),
