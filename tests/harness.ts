@@ -12,9 +12,12 @@ import { StoreView } from "../lib/store/view.ts";
 import { manifest } from "../routes.gen.ts";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
 import type { UsageRecord } from "../lib/usage/types.ts";
+import { UsageLedger } from "../lib/usage/mod.ts";
 
 export interface GatewayOptions {
   config?: Partial<Config>;
+  /** Report usage to the real ledger on the test store instead of an in-memory list. */
+  ledger?: boolean;
   random?: () => number;
   now?: () => number;
 }
@@ -48,7 +51,7 @@ export class TestGateway {
       now: options.now ?? Date.now,
       random: options.random ?? Math.random,
       fetch: globalThis.fetch,
-      usage: { record: (r) => usage.push(r) },
+      usage: options.ledger ? new UsageLedger(kv) : { record: (r) => usage.push(r) },
     };
     const gw = new TestGateway(kv, deps, usage);
     const app = buildApp(deps, manifest);
@@ -96,6 +99,7 @@ export class TestGateway {
 
   async close(): Promise<void> {
     await this.#server.shutdown();
+    if (this.deps.usage instanceof UsageLedger) await this.deps.usage.close();
     this.deps.view.close();
     this.kv.close();
   }

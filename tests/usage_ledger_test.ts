@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { listUsage, readTotals, UsageLedger } from "../lib/usage/mod.ts";
+import type { UsageRecord } from "../lib/usage/types.ts";
+import { Scenario, USER_HELLO } from "./harness.ts";
+
+const A = "/v1/chat/completions";
+const B = "/v1/chat.php";
+
+function sumBy(records: UsageRecord[], pick: (r: UsageRecord) => string | undefined) {
+  const sums = new Map<string, number>();
+  for (const r of records) {
+    const id = pick(r);
+    if (id !== undefined) sums.set(id, (sums.get(id) ?? 0) + r.promptTokens + r.completionTokens);
+  }
+  return sums;
+}
+
+Deno.test("50 streams at once, some broken, plus refusals: every record and counter adds up exactly", async () => {
+  await using s = await Scenario.start([{ name: "good" }, { name: "flaky" }], { ledger: true });
+  await s.gw.catalog.users.add({ name: "ana" });
+  await s.gw.catalog.clusters.add({ name: "good-only", servers: ["good"] });
+  await s.gw.catalog.clusters.add({ name: "flaky-only", servers: ["flaky"] });
+  const keys = [
+    await s.gw.key({ user: "ana", cluster: "good-only" }),
+    await s.gw.key({ user: "ana", cluster: "flaky-only" }),
+    await s.gw.key({ cluster: "good-only" }),
+  ];
+  s.fake("good").reply = (body) => ({ content: `answer for ${JSON.stringify(body.messages).length} chars` });
+  s.fake("flaky").reply = () => ({ content: "one two three four five six" });
+  s.fake("flaky").streamFault = { after: 3, kind: "crash" };
+
+  const requests = Array.from({ length: 50 }, async (_, i) => {
+    const path = i % 2 ? A : B;
+    const messages = [{ role: "user", content: "x".repeat(i + 1) }];
+    const res = await s.gw.post(path, keys[i % 3], { messages, stream: true });
+    await res.text();
+  });
+  const refusals = [
+    s.gw.post(A, "gwk_unknown", { messages: USER_HELLO }),
+    s.gw.post(B, keys[0], { messages: [] }),
+    s.gw.post(A, keys[2], { messages: USER_HELLO }),
+  ].map(async (p) => await (await p).text());
+  await Promise.all([...requests, ...refusals]);
+
+  const ledger = s.gw.deps.usage as UsageLedger;
+  await ledger.flush();
+  const records = await listUsage(s.gw.kv, { limit: 10_000 });
+  assert.equal(records.length, 53, "one record per request");
+  const byStatus = Object.groupBy(records, (r) => r.status);
+  assert.equal(byStatus.ok?.length, 34, "33 good streams and one whole answer");
+  assert.equal(byStatus.partial?.length, 17, "the flaky key's streams broke");
+  assert.equal(byStatus.rejected?.length, 2);
+  assert.ok(byStatus.partial!.every((r) => r.tokenSource === "estimate" && r.completionTokens > 0));
+  assert.ok(byStatus.ok!.every((r) => r.tokenSource === "backend"));
+
+  const now = new Date();
+  for (const [keyId, sum] of sumBy(records, (r) => r.keyId)) {
+    const totals = await readTotals(s.gw.kv, "key", keyId, now);
+    assert.deepEqual(totals, { day: sum, week: sum, month: sum }, `key ${keyId}`);
+  }
+  const ana = sumBy(records, (r) => r.user).get("ana")!;
+  assert.ok(ana > 0);
+  assert.deepEqual(await readTotals(s.gw.kv, "user", "ana", now), { day: ana, week: ana, month: ana });
+});
