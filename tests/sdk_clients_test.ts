@@ -1,27 +1,14 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { Ollama } from "ollama";
 import { Scenario } from "./harness.ts";
-
-function openai(url: string, base: "/v1" | "/api/v1", apiKey: string) {
-  return new OpenAI({ apiKey, baseURL: `${url}${base}`, maxRetries: 0 });
-}
-
-/** ollama-js always posts to {host}/api/chat; the gateway's format-B path is reached through its fetch option. */
-function ollama(url: string, path: "/v1/chat.php" | "/api/v1/chat.php", apiKey: string) {
-  return new Ollama({
-    host: url,
-    headers: { Authorization: `Bearer ${apiKey}` },
-    fetch: (input, init) => fetch(String(input).replace(/\/api\/chat$/, path), init),
-  });
-}
+import { ollamaClient, openaiClient } from "./support/clients.ts";
 
 Deno.test("openai SDK: chat.completions.create on both base URLs", async () => {
   await using s = await Scenario.start();
   const key = await s.gw.key();
   s.fake().reply = () => ({ content: "Hi!", promptTokens: 11, completionTokens: 2 });
   for (const base of ["/v1", "/api/v1"] as const) {
-    const done = await openai(s.gw.url, base, key).chat.completions.create({
+    const done = await openaiClient(s.gw.url, key, base).chat.completions.create({
       model: "anything",
       messages: [{ role: "user", content: "Say hi" }],
     });
@@ -47,7 +34,7 @@ Deno.test("openai SDK: tool calls come back with ids, JSON-string arguments and 
       arguments: {},
     }],
   });
-  const done = await openai(s.gw.url, "/v1", key).chat.completions.create({
+  const done = await openaiClient(s.gw.url, key, "/v1").chat.completions.create({
     model: "x",
     messages: [{ role: "user", content: "Weather in Oslo?" }],
     tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object" } } }],
@@ -71,14 +58,14 @@ Deno.test("openai SDK: tool calls come back with ids, JSON-string arguments and 
 
 Deno.test("openai SDK: gateway errors surface as APIError with status and message", async () => {
   await using s = await Scenario.start();
-  const bad = openai(s.gw.url, "/v1", "gwk_wrong");
+  const bad = openaiClient(s.gw.url, "gwk_wrong", "/v1");
   await assert.rejects(
     bad.chat.completions.create({ model: "x", messages: [{ role: "user", content: "hi" }] }),
     (e: unknown) => e instanceof OpenAI.AuthenticationError && e.status === 401 && /API key/.test(e.message),
   );
   const key = await s.gw.key();
   await assert.rejects(
-    openai(s.gw.url, "/v1", key).chat.completions.create({ model: "x", messages: [] }),
+    openaiClient(s.gw.url, key, "/v1").chat.completions.create({ model: "x", messages: [] }),
     (e: unknown) =>
       e instanceof OpenAI.BadRequestError && /"messages" must be a non-empty array/.test(e.message),
   );
@@ -97,7 +84,7 @@ Deno.test("ollama client: chat on both format-B paths, with the server's alias a
     completionTokens: 1,
   });
   for (const path of ["/v1/chat.php", "/api/v1/chat.php"] as const) {
-    const res = await ollama(s.gw.url, path, key).chat({
+    const res = await ollamaClient(s.gw.url, key, path).chat({
       model: "whatever",
       messages: [{ role: "user", content: "Say hello in French" }],
       think: true,
@@ -121,7 +108,7 @@ Deno.test("ollama client: tool calls arrive with object arguments", async () => 
   await using s = await Scenario.start();
   const key = await s.gw.key({ tools: true });
   s.fake().reply = () => ({ toolCalls: [{ id: "call_a", name: "lookup", arguments: { q: "deno" } }] });
-  const res = await ollama(s.gw.url, "/v1/chat.php", key).chat({
+  const res = await ollamaClient(s.gw.url, key, "/v1/chat.php").chat({
     model: "x",
     messages: [{ role: "user", content: "search" }],
     tools: [{
@@ -137,7 +124,7 @@ Deno.test("ollama client: tool calls arrive with object arguments", async () => 
 Deno.test("ollama client: errors throw ResponseError with the status", async () => {
   await using s = await Scenario.start();
   await assert.rejects(
-    ollama(s.gw.url, "/v1/chat.php", "gwk_wrong").chat({
+    ollamaClient(s.gw.url, "gwk_wrong", "/v1/chat.php").chat({
       model: "x",
       messages: [{ role: "user", content: "x" }],
     }),

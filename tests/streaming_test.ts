@@ -1,29 +1,17 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { Ollama } from "ollama";
 import { Scenario, USER_HELLO } from "./harness.ts";
+import { ollamaClient, openaiClient } from "./support/clients.ts";
 
 const A = "/v1/chat/completions";
 const B = "/api/v1/chat.php";
 const TOOL = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object" } } };
 
-function openai(url: string, apiKey: string) {
-  return new OpenAI({ apiKey, baseURL: `${url}/v1`, maxRetries: 0 });
-}
-
-function ollama(url: string, apiKey: string) {
-  return new Ollama({
-    host: url,
-    headers: { Authorization: `Bearer ${apiKey}` },
-    fetch: (input, init) => fetch(String(input).replace(/\/api\/chat$/, B), init),
-  });
-}
-
 Deno.test("openai SDK: create({stream:true}) yields role first, content deltas, finish, usage", async () => {
   await using s = await Scenario.start();
   const key = await s.gw.key();
   s.fake().reply = () => ({ content: "one two three", promptTokens: 9, completionTokens: 3 });
-  const stream = await openai(s.gw.url, key).chat.completions.create({
+  const stream = await openaiClient(s.gw.url, key).chat.completions.create({
     model: "x",
     messages: [{ role: "user", content: "count" }],
     stream: true,
@@ -58,7 +46,7 @@ Deno.test("openai SDK: stream() and finalChatCompletion() accumulate tool calls 
       arguments: { city: "Rome" },
     }],
   });
-  const runner = openai(s.gw.url, key).chat.completions.stream({
+  const runner = openaiClient(s.gw.url, key).chat.completions.stream({
     model: "x",
     messages: [{ role: "user", content: "Oslo and Rome?" }],
     tools: [TOOL],
@@ -82,7 +70,11 @@ Deno.test("ollama client: streaming chat ends with done and the counts", async (
   s.fake().reply = () => ({ content: "a b c d", promptTokens: 4, completionTokens: 4 });
   const parts = [];
   for await (
-    const part of await ollama(s.gw.url, key).chat({ model: "x", messages: USER_HELLO, stream: true })
+    const part of await ollamaClient(s.gw.url, key, B).chat({
+      model: "x",
+      messages: USER_HELLO,
+      stream: true,
+    })
   ) {
     parts.push(part);
   }
@@ -166,7 +158,7 @@ Deno.test("openai SDK raises the mid-stream error; the ollama client too", async
   const key = await s.gw.key();
   s.fake().reply = () => ({ content: "alpha beta gamma" });
   s.fake().streamFault = { after: 1, kind: "error-line" };
-  const stream = await openai(s.gw.url, key).chat.completions.create({
+  const stream = await openaiClient(s.gw.url, key).chat.completions.create({
     model: "x",
     messages: USER_HELLO,
     stream: true,
@@ -176,7 +168,7 @@ Deno.test("openai SDK raises the mid-stream error; the ollama client too", async
   }, (e: unknown) => e instanceof OpenAI.APIError && /CUDA error/.test(e.message));
   await assert.rejects(async () => {
     for await (
-      const _ of await ollama(s.gw.url, key).chat({ model: "x", messages: USER_HELLO, stream: true })
+      const _ of await ollamaClient(s.gw.url, key, B).chat({ model: "x", messages: USER_HELLO, stream: true })
     );
   }, /CUDA error/);
 });
