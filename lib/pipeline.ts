@@ -9,7 +9,7 @@ import { errorResponse, jsonResponse } from "./http/respond.ts";
 import { streamResponse } from "./http/stream_response.ts";
 import { fitToServer, shapeForKey } from "./shape/mod.ts";
 import { type Candidate, dispatch, findCandidates, weightedOrder } from "./routing/mod.ts";
-import { BACKENDS, type CallContext } from "./backends/mod.ts";
+import { type BackendAdapter, BACKENDS, type CallContext } from "./backends/mod.ts";
 import { RequestAccount } from "./account/mod.ts";
 import { asGatewayError } from "./errors.ts";
 import type { ChatRequest } from "./chat/types.ts";
@@ -65,21 +65,29 @@ export async function runChat(
     const turn = { face, shaped, key, candidates, ctx: callContext(deps, request.signal), account, deps };
     return shaped.stream ? await streamed(turn) : await whole(turn);
   } catch (error) {
-    account.failed(asGatewayError(error));
-    return errorResponse(face, error);
+    const failure = asGatewayError(error);
+    account.failed(failure);
+    return errorResponse(face, failure);
   }
 }
 
-const fitted = (t: Turn, c: Candidate): ChatRequest => fitToServer(t.shaped, t.key, c.server, c.model.tag);
+/** Failover over the turn's candidates, each receiving the request fitted to it; notes who answered. */
+async function dispatchTo<T>(
+  t: Turn,
+  call: (backend: BackendAdapter, request: ChatRequest, c: Candidate) => Promise<T>,
+) {
+  const attempt = await dispatch(
+    t.key.model,
+    t.candidates,
+    (c) => call(BACKENDS[c.server.kind], fitToServer(t.shaped, t.key, c.server, c.model.tag), c),
+  );
+  t.account.server = attempt.candidate.server.name;
+  return attempt;
+}
 
 async function whole(t: Turn): Promise<Response> {
   const startedTick = performance.now();
-  const { value: result, candidate } = await dispatch(
-    t.key.model,
-    t.candidates,
-    (c) => BACKENDS[c.server.kind].chat(fitted(t, c), c.server, t.ctx),
-  );
-  t.account.server = candidate.server.name;
+  const { value: result, candidate } = await dispatchTo(t, (b, req, c) => b.chat(req, c.server, t.ctx));
   t.account.completed(result);
   return jsonResponse(t.face.renderResult(result, {
     requestId: requestId(),
@@ -92,12 +100,7 @@ async function whole(t: Turn): Promise<Response> {
 
 async function streamed(t: Turn): Promise<Response> {
   const startedTick = performance.now();
-  const { value: stream, candidate } = await dispatch(
-    t.key.model,
-    t.candidates,
-    (c) => BACKENDS[c.server.kind].stream(fitted(t, c), c.server, t.ctx),
-  );
-  t.account.server = candidate.server.name;
+  const { value: stream, candidate } = await dispatchTo(t, (b, req, c) => b.stream(req, c.server, t.ctx));
   const renderer = t.face.streamRenderer({
     requestId: requestId(),
     startedAt: t.account.startedAt,

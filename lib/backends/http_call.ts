@@ -47,19 +47,16 @@ function classify(status: number, message: string, opts: PostOptions): GatewayEr
 async function readCapped(res: Response, limit: number): Promise<string> {
   if (!res.body) return "";
   const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const chunks: BlobPart[] = [];
   let size = 0;
   while (size < limit) {
     const { done, value } = await reader.read();
     if (done) break;
-    chunks.push(value);
+    chunks.push(value as Uint8Array<ArrayBuffer>);
     size += value.byteLength;
   }
   await reader.cancel().catch(() => {});
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) all.set(c, (at += c.byteLength) - c.byteLength);
-  return new TextDecoder().decode(all.subarray(0, limit));
+  return new TextDecoder().decode((await new Blob(chunks).bytes()).subarray(0, limit));
 }
 
 /** An open backend response (2xx) and the means to stop it. */

@@ -14,7 +14,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (!request.body) throw new InvalidRequest("Cannot parse request: the body is empty");
 
   const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const chunks: BlobPart[] = [];
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
@@ -24,14 +24,9 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
       await reader.cancel().catch(() => {});
       throw new PayloadTooLarge(maxBytes);
     }
-    chunks.push(value);
+    chunks.push(value as Uint8Array<ArrayBuffer>);
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
+  const bytes = await new Blob(chunks).bytes();
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
