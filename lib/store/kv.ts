@@ -2,6 +2,7 @@
  * @module Opening the store: the embedded Deno KV file by default, or what GATEWAY_KV names (a path or a KV
  * Connect URL). The gateway and the admin CLI open it the same way so they always meet on one store.
  */
+import { withLockRetry } from "./lock_retry.ts";
 
 export const DEFAULT_KV_PATH = "./data/gateway.kv";
 
@@ -22,7 +23,8 @@ export async function openStore(path?: string): Promise<Deno.Kv> {
     const dir = target.replace(/[\\/][^\\/]*$/, "");
     if (dir && dir !== target) await Deno.mkdir(dir, { recursive: true });
   }
-  return await Deno.openKv(target);
+  const kv = await Deno.openKv(target);
+  return remote || target === ":memory:" ? kv : withLockRetry(kv);
 }
 
 export async function readGeneration(kv: Deno.Kv): Promise<bigint> {
