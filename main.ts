@@ -1,7 +1,7 @@
 /** The gateway: load config → open store → build the app from the route manifest → serve. */
 import { loadConfig } from "./lib/config.ts";
 import { openStore } from "./lib/store/kv.ts";
-import { createDeps } from "./lib/deps.ts";
+import { closeDeps, createDeps } from "./lib/deps.ts";
 import { buildApp } from "./lib/http/app.ts";
 import { serve } from "./lib/http/serve.ts";
 import { manifest } from "./routes.gen.ts";
@@ -10,7 +10,6 @@ const config = loadConfig();
 const kv = await openStore(config.kvPath);
 const deps = await createDeps(config, kv);
 serve(buildApp(deps, manifest), config, async () => {
-  deps.view.close();
-  await deps.usage.close();
+  await closeDeps(deps);
   kv.close();
 });

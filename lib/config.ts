@@ -3,6 +3,7 @@
  * a `Config` value, so tests build one without touching the process environment.
  */
 import { z } from "zod";
+import { parseRange } from "./policy/ip_address.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -11,7 +12,15 @@ const ConfigSchema = z.object({
   HOST: z.string().min(1).default("0.0.0.0"),
   GATEWAY_KV: z.string().min(1).optional(),
   GATEWAY_ADMIN_TOKEN: z.string().min(1).optional(),
-  GATEWAY_TRUST_PROXY: z.string().optional(),
+  /** Proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For is believed. */
+  GATEWAY_TRUST_PROXY: z.string().optional().transform((text, ctx) => {
+    const entries = (text ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    const bad = entries.find((entry) => !parseRange(entry));
+    if (bad !== undefined) {
+      ctx.addIssue({ code: "custom", message: `not an IP address or CIDR range: ${bad}` });
+    }
+    return entries;
+  }),
   /** Largest accepted request body; images make chat bodies large, so the default is generous. */
   GATEWAY_MAX_BODY_BYTES: positiveInt(20 * 1024 * 1024),
   /** How long to wait for a backend's response headers; a cold model can take a while to load. */
@@ -50,7 +59,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     host: e.HOST,
     kvPath: e.GATEWAY_KV,
     adminToken: e.GATEWAY_ADMIN_TOKEN,
-    trustProxy: (e.GATEWAY_TRUST_PROXY ?? "").split(",").map((s) => s.trim()).filter(Boolean),
+    trustProxy: e.GATEWAY_TRUST_PROXY,
     maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
     firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
     responseTimeoutMs: e.GATEWAY_RESPONSE_TIMEOUT_MS,

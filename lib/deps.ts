@@ -6,6 +6,8 @@ import type { Config } from "./config.ts";
 import { StoreView } from "./store/view.ts";
 import type { UsageSink } from "./usage/types.ts";
 import { UsageLedger } from "./usage/mod.ts";
+import { LiveTotals } from "./usage/live_totals.ts";
+import { Policy } from "./policy/mod.ts";
 
 export interface Deps {
   config: Config;
@@ -17,6 +19,7 @@ export interface Deps {
   fetch: typeof fetch;
   /** Receives one usage record per request. */
   usage: UsageSink;
+  policy: Policy;
 }
 
 /** The running gateway's services, with what must be closed (and flushed) on shutdown. */
@@ -24,13 +27,34 @@ export interface GatewayDeps extends Deps {
   usage: UsageLedger;
 }
 
+/** The ledger and the policy share the live token totals: what one writes, the other checks. */
+export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, onError: (e: unknown) => void) {
+  const totals = new LiveTotals(kv);
+  const usage = new UsageLedger(kv, { onError, observer: totals });
+  const policy = new Policy({
+    kv,
+    trustProxy: config.trustProxy,
+    totals,
+    users: () => view.snapshot.users,
+  });
+  return { usage, policy };
+}
+
 export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDeps> {
+  const view = await StoreView.open(kv, config.reloadIntervalMs);
   return {
     config,
-    view: await StoreView.open(kv, config.reloadIntervalMs),
+    view,
     now: Date.now,
     random: Math.random,
     fetch: globalThis.fetch,
-    usage: new UsageLedger(kv, { onError: (e) => console.error("gateway: usage ledger:", e) }),
+    ...meteredServices(kv, config, view, (e) => console.error("gateway: usage ledger:", e)),
   };
+}
+
+/** Stops background work and writes what is pending; the store can be closed afterwards. */
+export async function closeDeps(deps: Deps): Promise<void> {
+  deps.view.close();
+  await deps.policy.close();
+  if (deps.usage instanceof UsageLedger) await deps.usage.close();
 }

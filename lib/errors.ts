@@ -18,6 +18,7 @@ export type ErrorCode =
   | "bad_gateway"
   | "no_healthy_server"
   | "image_not_supported"
+  | "store_unavailable"
   | "internal_error";
 
 export class GatewayError extends Error {
@@ -88,6 +89,56 @@ export class PayloadTooLarge extends GatewayError {
 export class UnsupportedMediaType extends GatewayError {
   constructor(got: string) {
     super(415, "unsupported_media_type", `Content-Type must be application/json, got ${got || "none"}`);
+  }
+}
+
+/** Seconds from `now` until `at`, at least 1: what Retry-After says. */
+function secondsUntil(at: number, now: number): number {
+  return Math.max(1, Math.ceil((at - now) / 1000));
+}
+
+/** The key's requests-per-minute limit is spent for this minute. */
+export class RateLimited extends GatewayError {
+  constructor(readonly limit: number, readonly resetAt: number, readonly now: number) {
+    super(
+      429,
+      "rate_limited",
+      `Rate limit of ${limit} requests per minute reached for this API key; try again in ${
+        secondsUntil(resetAt, now)
+      } s`,
+    );
+  }
+  override headers(): Record<string, string> {
+    return {
+      "Retry-After": String(secondsUntil(this.resetAt, this.now)),
+      ...rateLimitHeaders(this.limit, 0, this.resetAt),
+    };
+  }
+}
+
+/** The X-RateLimit-* headers; `Reset` is the end of the current minute in Unix seconds. */
+export function rateLimitHeaders(limit: number, remaining: number, resetAt: number): Record<string, string> {
+  return {
+    "X-RateLimit-Limit": String(limit),
+    "X-RateLimit-Remaining": String(remaining),
+    "X-RateLimit-Reset": String(Math.ceil(resetAt / 1000)),
+  };
+}
+
+/** A daily, weekly or monthly token cap of the key or of its user is used up. */
+export class QuotaExceeded extends GatewayError {
+  constructor(message: string, readonly resetAt: number, readonly now: number) {
+    super(429, "quota_exceeded", message);
+  }
+  override headers(): Record<string, string> {
+    return { "Retry-After": String(secondsUntil(this.resetAt, this.now)) };
+  }
+}
+
+/** The store could not be read or written, so a limit could not be checked; refusing is the safe side. */
+export class StoreUnavailable extends GatewayError {
+  constructor(what: string, override readonly cause?: unknown) {
+    super(503, "store_unavailable", `The gateway cannot check the ${what} right now; try again shortly`);
   }
 }
 

@@ -3,7 +3,6 @@
  * The stages decide; this file only sequences them.
  */
 import { authenticate } from "./auth/mod.ts";
-import { enforcePolicy } from "./policy/mod.ts";
 import { readJsonBody } from "./http/read_body.ts";
 import { errorResponse, jsonResponse } from "./http/respond.ts";
 import { streamResponse } from "./http/stream_response.ts";
@@ -45,16 +44,27 @@ interface Turn {
   deps: Deps;
 }
 
+/** Adds the policy's headers (rate-limit state) to whatever the request ended with. */
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  for (const name in headers) response.headers.set(name, headers[name]);
+  return response;
+}
+
 export async function runChat(
   face: Face,
   request: Request,
-  _client: ClientInfo,
+  client: ClientInfo,
   deps: Deps,
 ): Promise<Response> {
   const account = new RequestAccount(deps.usage, face.name, deps.now());
+  let admitted: Record<string, string> = {};
   try {
     const key = account.key = await authenticate(request.headers.get("authorization"), deps.view);
-    enforcePolicy(key, account.startedAt);
+    admitted = await deps.policy.admit(
+      key,
+      { headers: request.headers, peer: client.address },
+      account.startedAt,
+    );
     const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config.maxBodyBytes)), key);
     account.noteRequest(shaped);
     const candidates = weightedOrder(
@@ -63,11 +73,11 @@ export async function runChat(
       deps.random,
     );
     const turn = { face, shaped, key, candidates, ctx: callContext(deps, request.signal), account, deps };
-    return shaped.stream ? await streamed(turn) : await whole(turn);
+    return withHeaders(shaped.stream ? await streamed(turn) : await whole(turn), admitted);
   } catch (error) {
     const failure = asGatewayError(error);
     account.failed(failure);
-    return errorResponse(face, failure);
+    return withHeaders(errorResponse(face, failure), admitted);
   }
 }
 

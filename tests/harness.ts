@@ -3,7 +3,7 @@
  * clock and random source injectable. Admin writes go through the same store functions the CLI uses.
  */
 import { type Config, defaultConfig } from "../lib/config.ts";
-import type { Deps } from "../lib/deps.ts";
+import { closeDeps, type Deps, meteredServices } from "../lib/deps.ts";
 import { buildApp } from "../lib/http/app.ts";
 import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
@@ -12,12 +12,10 @@ import { StoreView } from "../lib/store/view.ts";
 import { manifest } from "../routes.gen.ts";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
 import type { UsageRecord } from "../lib/usage/types.ts";
-import { UsageLedger } from "../lib/usage/mod.ts";
+import type { UsageLedger } from "../lib/usage/mod.ts";
 
 export interface GatewayOptions {
   config?: Partial<Config>;
-  /** Report usage to the real ledger on the test store instead of an in-memory list. */
-  ledger?: boolean;
   random?: () => number;
   now?: () => number;
 }
@@ -37,6 +35,8 @@ export class TestGateway {
     readonly deps: Deps,
     /** Every usage record the pipeline reported, in order. */
     readonly usage: UsageRecord[],
+    /** Where the records are written, with their counters. */
+    readonly ledger: UsageLedger,
   ) {
     this.catalog = new Catalog(kv);
   }
@@ -45,15 +45,24 @@ export class TestGateway {
     const kv = await Deno.openKv(":memory:");
     const usage: UsageRecord[] = [];
     const config = defaultConfig({ reloadIntervalMs: 50, ...options.config });
+    const view = await StoreView.open(kv, config.reloadIntervalMs);
+    const metered = meteredServices(kv, config, view, (e) => console.error("test ledger:", e));
     const deps: Deps = {
       config,
-      view: await StoreView.open(kv, config.reloadIntervalMs),
+      view,
       now: options.now ?? Date.now,
       random: options.random ?? Math.random,
       fetch: globalThis.fetch,
-      usage: options.ledger ? new UsageLedger(kv) : { record: (r) => usage.push(r) },
+      policy: metered.policy,
+      // The real ledger, so quotas and counters work as in production; the list lets tests read records at once.
+      usage: {
+        record: (r) => {
+          usage.push(r);
+          metered.usage.record(r);
+        },
+      },
     };
-    const gw = new TestGateway(kv, deps, usage);
+    const gw = new TestGateway(kv, deps, usage, metered.usage);
     const app = buildApp(deps, manifest);
     gw.#server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -99,8 +108,8 @@ export class TestGateway {
 
   async close(): Promise<void> {
     await this.#server.shutdown();
-    if (this.deps.usage instanceof UsageLedger) await this.deps.usage.close();
-    this.deps.view.close();
+    await closeDeps(this.deps);
+    await this.ledger.close();
     this.kv.close();
   }
 }

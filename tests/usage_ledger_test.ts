@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { listUsage, readTotals, UsageLedger } from "../lib/usage/mod.ts";
+import { listUsage, readTotals } from "../lib/usage/mod.ts";
 import type { UsageRecord } from "../lib/usage/types.ts";
 import { Scenario, USER_HELLO } from "./harness.ts";
 
@@ -16,7 +16,7 @@ function sumBy(records: UsageRecord[], pick: (r: UsageRecord) => string | undefi
 }
 
 Deno.test("50 streams at once, some broken, plus refusals: every record and counter adds up exactly", async () => {
-  await using s = await Scenario.start([{ name: "good" }, { name: "flaky" }], { ledger: true });
+  await using s = await Scenario.start([{ name: "good" }, { name: "flaky" }]);
   await s.gw.catalog.users.add({ name: "ana" });
   await s.gw.catalog.clusters.add({ name: "good-only", servers: ["good"] });
   await s.gw.catalog.clusters.add({ name: "flaky-only", servers: ["flaky"] });
@@ -42,7 +42,7 @@ Deno.test("50 streams at once, some broken, plus refusals: every record and coun
   ].map(async (p) => await (await p).text());
   await Promise.all([...requests, ...refusals]);
 
-  const ledger = s.gw.deps.usage as UsageLedger;
+  const ledger = s.gw.ledger;
   await ledger.flush();
   const records = await listUsage(s.gw.kv, { limit: 10_000 });
   assert.equal(records.length, 53, "one record per request");

@@ -1,10 +1,72 @@
 /**
- * @module Policy: what an authenticated key may do right now. Cheap refusals come first so they never spend
- * a counter.
+ * @module Policy: what an authenticated key may do right now. The checks run in the spec's order (expiry,
+ * IP, referrer domain, rate limit, quotas), cheapest first, so a request refused for where it came from never
+ * spends a rate-limit slot. Knows keys, users and the store's counters; nothing of request bodies or backends.
  */
-import { KeyExpired } from "../errors.ts";
-import type { KeyRecord } from "../store/records.ts";
+import { KeyExpired, RateLimited, rateLimitHeaders } from "../errors.ts";
+import type { KeyRecord, UserRecord } from "../store/records.ts";
+import type { LiveTotals } from "../usage/live_totals.ts";
+import { checkDomain, checkIp } from "./allow_lists.ts";
+import { clientAddress } from "./client_address.ts";
+import { RangeList } from "./ip_address.ts";
+import { QuotaCheck } from "./quotas.ts";
+import { RateLimiter } from "./rate_limit.ts";
 
-export function enforcePolicy(key: KeyRecord, now: number): void {
-  if (key.expiresAt !== undefined && Date.parse(key.expiresAt) <= now) throw new KeyExpired(key.expiresAt);
+export { parseAddress, parseRange } from "./ip_address.ts";
+
+export interface PolicyOptions {
+  kv: Deno.Kv;
+  /** Proxies whose `X-Forwarded-For` is believed (GATEWAY_TRUST_PROXY). */
+  trustProxy: readonly string[];
+  totals: LiveTotals;
+  /** The current user records, by name. */
+  users: () => ReadonlyMap<string, UserRecord>;
+  /** How old a total far from its cap may be before it is read again in the background, ms. */
+  quotaRefreshMs?: number;
+}
+
+/** What the caller presented besides its key. */
+export interface Caller {
+  headers: Headers;
+  /** The socket peer's address. */
+  peer?: string;
+}
+
+const NO_HEADERS: Record<string, string> = {};
+
+export class Policy {
+  readonly #trusted: RangeList;
+  readonly #rate: RateLimiter;
+  readonly #quotas: QuotaCheck;
+
+  constructor(private readonly options: PolicyOptions) {
+    this.#trusted = RangeList.strict(options.trustProxy);
+    this.#rate = new RateLimiter(options.kv);
+    this.#quotas = new QuotaCheck(options.totals, options.quotaRefreshMs);
+  }
+
+  /**
+   * Throws the refusal (403, 429, or 503 when a limit cannot be checked), or returns the headers an admitted
+   * request's response carries (the rate-limit state, when the key has a limit).
+   */
+  async admit(key: KeyRecord, caller: Caller, now: number): Promise<Record<string, string>> {
+    if (key.expiresAt !== undefined && Date.parse(key.expiresAt) <= now) throw new KeyExpired(key.expiresAt);
+    if (key.allowIps.length) {
+      checkIp(key, clientAddress(caller.peer, caller.headers.get("x-forwarded-for"), this.#trusted));
+    }
+    checkDomain(key, caller.headers);
+    let headers = NO_HEADERS;
+    if (key.rpm !== undefined) {
+      const rate = await this.#rate.admit(key.id, key.rpm, now);
+      if (!rate.admitted) throw new RateLimited(rate.limit, rate.resetAt, now);
+      headers = rateLimitHeaders(rate.limit, rate.remaining, rate.resetAt);
+    }
+    const user = key.user === undefined ? undefined : this.options.users().get(key.user);
+    await this.#quotas.enforce(key, user, now);
+    return headers;
+  }
+
+  async close(): Promise<void> {
+    await this.#quotas.close();
+  }
 }

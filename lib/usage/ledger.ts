@@ -9,6 +9,7 @@
  */
 import { monotonicFactory } from "ulid";
 import type { UsageRecord } from "./types.ts";
+import type { CounterObserver } from "./live_totals.ts";
 import { usageKey } from "./kv_layout.ts";
 import {
   type CounterDelta,
@@ -37,6 +38,8 @@ export interface UsageLedgerOptions {
   maxAttempts?: number;
   /** First retry delay, doubled per attempt up to 1 s (default 10 ms). */
   retryDelayMs?: number;
+  /** Told about every counter change as it is queued and written (the quota check's live totals). */
+  observer?: CounterObserver;
 }
 
 interface Waiter {
@@ -62,6 +65,7 @@ export class UsageLedger {
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;
   private readonly onError: (error: unknown) => void;
+  private readonly observer?: CounterObserver;
 
   constructor(private readonly kv: Deno.Kv, options: UsageLedgerOptions = {}) {
     this.batchSize = Math.min(
@@ -72,6 +76,7 @@ export class UsageLedger {
     this.maxAttempts = Math.max(options.maxAttempts ?? 10, 1);
     this.retryDelayMs = options.retryDelayMs ?? 10;
     this.onError = options.onError ?? ((error) => console.error("usage ledger:", error));
+    this.observer = options.observer;
   }
 
   /**
@@ -82,7 +87,9 @@ export class UsageLedger {
   record(rec: UsageRecord): void {
     const { rec: fit, problems } = repair(rec, Date.now());
     if (problems.length) this.report(new TypeError(`Usage record repaired: ${problems.join("; ")}`));
-    this.queue.push(prepare(fit, this.nextId));
+    const pending = prepare(fit, this.nextId);
+    this.queue.push(pending);
+    this.observer?.queued(pending.counters);
     this.queued++;
     if (this.closed || this.queue.length >= this.batchSize) this.kick();
     else this.arm();
@@ -174,24 +181,35 @@ export class UsageLedger {
   private async commit(batch: PendingRecord[]): Promise<void> {
     const marker = usageKey(batch[0].id);
     const counters = mergeCounters(batch);
+    this.observer?.committing(counters);
     let cause: unknown;
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       if (attempt > 1) await sleep(this.backoff(attempt - 1));
       try {
         const op = this.kv.atomic().check({ key: marker, versionstamp: null });
-        await this.addCounters(op, counters);
+        const totals = await this.addCounters(op, counters);
         for (const { rec, rows } of batch) for (const key of rows) op.set(key, rec);
-        if ((await op.commit()).ok) return;
+        const result = await op.commit();
+        if (result.ok) {
+          this.observer?.committed(counters, totals, result.versionstamp);
+          return;
+        }
         cause = new Error("a counter changed while the batch was being written");
       } catch (error) {
         cause = error;
       }
       try {
-        if ((await this.kv.get(marker)).versionstamp !== null) return;
+        const landed = await this.kv.get(marker);
+        if (landed.versionstamp !== null) {
+          // Which attempt landed is unknown, so are the totals it wrote; the marker shares its versionstamp.
+          this.observer?.committed(counters, [], landed.versionstamp);
+          return;
+        }
       } catch {
         // Unknown for now; the next attempt's marker check settles it.
       }
     }
+    this.observer?.abandoned(counters);
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw new Error(
       `Cannot write ${batch.length} usage record(s) after ${this.maxAttempts} attempts: ${reason}`,
@@ -201,17 +219,19 @@ export class UsageLedger {
     );
   }
 
-  private async addCounters(op: Deno.AtomicOperation, counters: CounterDelta[]): Promise<void> {
+  /** Adds each counter's check and new total to `op`; returns the totals. */
+  private async addCounters(op: Deno.AtomicOperation, counters: CounterDelta[]): Promise<bigint[]> {
     // getMany reads at most 10 keys per call.
     const chunks = [];
     for (let i = 0; i < counters.length; i += 10) chunks.push(counters.slice(i, i + 10));
     const read = await Promise.all(
       chunks.map((chunk) => this.kv.getMany<Deno.KvU64[]>(chunk.map((c) => c.key))),
     );
-    read.flat().forEach((entry, i) => {
+    return read.flat().map((entry, i) => {
       const { delta, expireIn } = counters[i];
       const total = (entry.value?.value ?? 0n) + delta;
       op.check(entry).set(entry.key, new Deno.KvU64(total), { expireIn });
+      return total;
     });
   }
 

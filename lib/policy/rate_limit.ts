@@ -1,0 +1,140 @@
+/**
+ * @module The per-minute rate limit, exact across every gateway process that shares the store, without a
+ * store round trip per request.
+ *
+ * Design. The limit counts requests per calendar minute (UTC, aligned to :00). The store holds one counter
+ * per key and minute, `["rate", keyId, minute]`: the slots *claimed* in that minute by all processes. A
+ * process admits a request by taking a slot it already claimed, in memory. When it has none left it claims
+ * more with one check-and-set commit (read the counter; write counter + n only if nobody wrote in between;
+ * otherwise read again), never beyond the limit. Requests that arrive while a claim is in flight wait for it
+ * and are served by the next claim together, so a burst costs one commit per process, not one per request.
+ *
+ * Guarantees.
+ * - Never more than L admitted in a minute, however many requests and processes: every admission spends a
+ *   slot, and the commits together never claim more than L slots (the check makes a concurrent claim retry).
+ * - No refusal while the minute has unclaimed slots: a process refuses only once the counter itself reached
+ *   L. For small limits a claim takes exactly what its waiting requests need, so nothing is held back.
+ * - For large limits a claim also takes headroom for the requests to come (1% of L, at most 1,000), so the
+ *   steady state costs one commit per hundred-odd requests. Headroom left unused when the minute ends is
+ *   lost: at most 1% of L per process goes unserved, which is the price of keeping commits off the hot path.
+ * - A lowered limit takes effect at once: slots claimed under the old limit are dropped.
+ * - `remaining` is as this process last saw the counter; other processes may have spent some since.
+ */
+import { StoreUnavailable } from "../errors.ts";
+
+const MINUTE_MS = 60_000;
+/** Counters outlive their minute a little, for a late reader; the store deletes them after. */
+const COUNTER_TTL_MS = 2 * MINUTE_MS;
+const HEADROOM_FRACTION = 0.01;
+const MAX_HEADROOM = 1_000;
+/** A commit loses a race only to another claim that succeeded, so this bounds nothing real; it stops a loop. */
+const MAX_CLAIM_ATTEMPTS = 100;
+
+export interface RateDecision {
+  admitted: boolean;
+  limit: number;
+  remaining: number;
+  /** When the current minute ends, ms since the epoch. */
+  resetAt: number;
+}
+
+interface KeyWindow {
+  minute: number;
+  limit: number;
+  /** Slots this process claimed in this minute, and how many of them it spent. */
+  claimed: number;
+  spent: number;
+  /** The shared counter after this process's last claim. */
+  counter: number;
+  /** The counter reached the limit: nothing more can be claimed this minute. */
+  exhausted: boolean;
+  /** Requests waiting for a slot. */
+  waiting: number;
+  claim?: Promise<void>;
+}
+
+export function rateCounterKey(keyId: string, minute: number): Deno.KvKey {
+  return ["rate", keyId, minute];
+}
+
+export class RateLimiter {
+  readonly #windows = new Map<string, KeyWindow>();
+
+  constructor(private readonly kv: Deno.Kv) {}
+
+  /** Admits or refuses one request of `keyId` at time `now`, against `limit` requests per minute. */
+  async admit(keyId: string, limit: number, now: number): Promise<RateDecision> {
+    const minute = Math.floor(now / MINUTE_MS);
+    const w = this.#window(keyId, minute, limit);
+    while (w.spent >= w.claimed && !w.exhausted) {
+      w.waiting++;
+      try {
+        await (w.claim ??= this.#claim(keyId, w).finally(() => w.claim = undefined));
+      } finally {
+        w.waiting--;
+      }
+    }
+    const admitted = w.spent < w.claimed;
+    if (admitted) w.spent++;
+    const unspent = w.claimed - w.spent;
+    return {
+      admitted,
+      limit,
+      remaining: Math.max(0, limit - w.counter + unspent),
+      resetAt: (minute + 1) * MINUTE_MS,
+    };
+  }
+
+  #window(keyId: string, minute: number, limit: number): KeyWindow {
+    let w = this.#windows.get(keyId);
+    if (!w || w.minute < minute) {
+      if (this.#windows.size > 10_000) this.#sweep(minute);
+      w = { minute, limit, claimed: 0, spent: 0, counter: 0, exhausted: false, waiting: 0 };
+      this.#windows.set(keyId, w);
+    } else if (w.limit !== limit) {
+      // Slots claimed under another limit are dropped so a lowered limit binds now, not next minute.
+      w.claimed = w.spent;
+      w.exhausted = false;
+      w.limit = limit;
+    }
+    return w;
+  }
+
+  /** Forgets keys whose minute is over, so a gateway seeing many keys keeps bounded memory. */
+  #sweep(minute: number): void {
+    for (const [keyId, w] of this.#windows) {
+      if (w.minute < minute && !w.claim) this.#windows.delete(keyId);
+    }
+  }
+
+  async #claim(keyId: string, w: KeyWindow): Promise<void> {
+    const key = rateCounterKey(keyId, w.minute);
+    const headroom = Math.min(Math.floor(w.limit * HEADROOM_FRACTION), MAX_HEADROOM);
+    try {
+      for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+        const entry = await this.kv.get<Deno.KvU64>(key);
+        const counter = Number(entry.value?.value ?? 0n);
+        const want = Math.max(1, w.waiting - (w.claimed - w.spent)) + headroom;
+        const grant = Math.min(want, w.limit - counter);
+        if (grant <= 0) {
+          w.counter = counter;
+          w.exhausted = true;
+          return;
+        }
+        const result = await this.kv.atomic()
+          .check(entry)
+          .set(key, new Deno.KvU64(BigInt(counter + grant)), { expireIn: COUNTER_TTL_MS })
+          .commit();
+        if (result.ok) {
+          w.claimed += grant;
+          w.counter = counter + grant;
+          return;
+        }
+      }
+    } catch (error) {
+      console.error("gateway: rate limit: store failure:", error);
+      throw new StoreUnavailable("rate limit", error);
+    }
+    throw new StoreUnavailable("rate limit", new Error("the counter kept changing"));
+  }
+}
