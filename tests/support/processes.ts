@@ -1,0 +1,97 @@
+/**
+ * The gateway and the admin CLI as real processes, as an operator runs them: `deno task start` (or
+ * `deno serve --parallel`) and `deno task admin`, all on one store file.
+ */
+import assert from "node:assert/strict";
+
+const root = new URL("../..", import.meta.url).pathname;
+
+export async function admin(env: Record<string, string>, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "admin", ...args, "--json"],
+    cwd: root,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+export interface GatewayProcess {
+  child: Deno.ChildProcess;
+  url: string;
+  /** SIGTERM, then the exit status. */
+  stop(): Promise<Deno.CommandStatus>;
+}
+
+/** Starts a gateway process and resolves once it listens; `args` replaces `task start`. */
+export async function startGateway(
+  env: Record<string, string>,
+  args = ["task", "--quiet", "start"],
+): Promise<GatewayProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: root,
+    env: { PORT: "0", HOST: "127.0.0.1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  // `deno task start` announces itself on stdout, `deno serve` on stderr: watch both, keep both drained (a
+  // full pipe would block the child) and pass stderr on, so a failing child still explains itself.
+  const { promise: announced, resolve, reject } = Promise.withResolvers<string>();
+  const listening = /[Ll]istening on (http:\/\/[^\s/]+)/;
+  let seen = "";
+  const watch = async (stream: ReadableStream<Uint8Array>, echo: boolean) => {
+    for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+      if (echo) await Deno.stderr.write(new TextEncoder().encode(text));
+      seen += text;
+      const match = listening.exec(seen);
+      if (match) resolve(match[1]);
+    }
+    reject(new Error(`gateway exited before listening: ${seen}`));
+  };
+  watch(child.stdout, false).catch(reject);
+  watch(child.stderr, true).catch(reject);
+  const timer = setTimeout(() => reject(new Error(`gateway did not listen within 60 s: ${seen}`)), 60_000);
+  let url: string;
+  try {
+    url = (await announced).replace("0.0.0.0", "127.0.0.1");
+  } catch (error) {
+    child.kill("SIGKILL");
+    await child.status;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  let stopped: Promise<Deno.CommandStatus> | undefined;
+  return {
+    child,
+    url,
+    stop: () => {
+      stopped ??= (child.kill("SIGTERM"), child.status);
+      return stopped;
+    },
+  };
+}
+
+/** POSTs a small chat in format A; returns the status. */
+export async function chat(url: string, secret: string): Promise<number> {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${secret}` },
+    body: JSON.stringify({ model: "x", messages: [{ role: "user", content: "hi" }] }),
+  });
+  await res.body?.cancel();
+  return res.status;
+}
+
+/** Polls until `status` is seen; returns how long it took. */
+export async function timeUntil(url: string, secret: string, status: number, limitMs = 3000) {
+  const start = performance.now();
+  while (performance.now() - start < limitMs) {
+    if (await chat(url, secret) === status) return performance.now() - start;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`never answered ${status}`);
+}
