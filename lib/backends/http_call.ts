@@ -34,6 +34,11 @@ export function errorMessage(text: string): string {
 
 function classify(status: number, message: string, opts: PostOptions): GatewayError {
   if (opts.hasImages && IMAGE_TROUBLE.test(message)) return new ImageNotSupported();
+  // The gateway's own credentials for that server (an OpenAI-compatible server's --api-key, or a proxy in
+  // front of it): a configuration fault of the server, never the client's.
+  if (status === 401 || status === 403) {
+    return new BackendFailure(`model server refused the gateway's credentials (${status})`, true, true);
+  }
   if (status === 404) {
     return new BackendFailure(`model server does not have the model (${message})`, true, false);
   }

@@ -12,31 +12,57 @@ import type { BackendAdapter, CallContext } from "./adapter.ts";
 import { openResponse, postJson } from "./http_call.ts";
 import { readOpenAIStream } from "./openai_stream.ts";
 
-function toMessage(m: ChatMessage): Record<string, unknown> {
-  const content = m.images?.length
-    ? [
-      ...(m.content ? [{ type: "text", text: m.content }] : []),
-      ...m.images.map((b64) => ({ type: "image_url", image_url: { url: `data:image/png;base64,${b64}` } })),
-    ]
-    : m.content;
-  const out: Record<string, unknown> = { role: m.role, content };
-  if (m.toolCalls?.length) {
-    out.tool_calls = m.toolCalls.map((c, i) => ({
-      id: c.id ?? `call_${i}`,
-      type: "function",
-      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
-    }));
-  }
-  if (m.role === "tool") {
-    if (m.toolCallId) out.tool_call_id = m.toolCallId;
-    if (m.toolName) out.name = m.toolName;
-  }
-  return out;
+/**
+ * An id for a tool call that came without one (Ollama's native format has none before v0.12.10). Nine letters
+ * and digits: the one shape every server accepts, as vLLM's Mistral tokenizer refuses any other.
+ */
+function newCallId(): string {
+  const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  return Array.from(crypto.getRandomValues(new Uint8Array(9)), (b) => alphabet[b % alphabet.length]).join("");
+}
+
+function toContent(m: ChatMessage): unknown {
+  if (!m.images?.length) return m.content;
+  return [
+    ...(m.content ? [{ type: "text", text: m.content }] : []),
+    ...m.images.map((b64) => ({ type: "image_url", image_url: { url: `data:image/png;base64,${b64}` } })),
+  ];
+}
+
+/**
+ * OpenAI-compatible servers pair a tool result with its call by `tool_call_id`, which every call and every
+ * result must carry. Clients of the native format send calls without ids and results by tool name, so the
+ * missing ids are made up here, and each result takes the id of the open call of its tool (else the first
+ * open call) of the assistant turn before it.
+ */
+function toMessages(messages: ChatMessage[]): Record<string, unknown>[] {
+  let open: { id: string; name: string }[] = [];
+  return messages.map((m) => {
+    const out: Record<string, unknown> = { role: m.role, content: toContent(m) };
+    if (m.toolCalls?.length) {
+      open = m.toolCalls.map((c) => ({ id: c.id ?? newCallId(), name: c.name }));
+      out.tool_calls = m.toolCalls.map((c, i) => ({
+        id: open[i].id,
+        type: "function",
+        function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+      }));
+    }
+    if (m.role === "tool") {
+      const answered = m.toolCallId !== undefined
+        ? open.findIndex((c) => c.id === m.toolCallId)
+        : Math.max(0, open.findIndex((c) => c.name === m.toolName));
+      const id = m.toolCallId ?? open[answered]?.id;
+      if (answered >= 0) open.splice(answered, 1);
+      if (id) out.tool_call_id = id;
+      if (m.toolName) out.name = m.toolName;
+    }
+    return out;
+  });
 }
 
 export function toOpenAIBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
   const o = req.options;
-  const body: Record<string, unknown> = { model: req.model, messages: req.messages.map(toMessage), stream };
+  const body: Record<string, unknown> = { model: req.model, messages: toMessages(req.messages), stream };
   if (stream) body.stream_options = { include_usage: true };
   const fields: Record<string, unknown> = {
     temperature: o.temperature,

@@ -40,8 +40,12 @@ async function* openaiEvents(
   const calls = new Map<number, PartialCall>();
   let finish: string | undefined;
   let usage = { promptTokens: 0, completionTokens: 0 };
+  let ended = false;
   for await (const payload of data) {
-    if (payload === "[DONE]") break;
+    if (payload === "[DONE]") {
+      ended = true;
+      break;
+    }
     let raw: unknown;
     try {
       raw = JSON.parse(payload);
@@ -76,7 +80,11 @@ async function* openaiEvents(
     }
     if (choice.finish_reason) finish = choice.finish_reason;
   }
-  if (!finish) throw new BadGateway("The model server's stream ended before the answer was complete");
+  // The usage chunk comes after the finish reason: a stream cut off between the two (a clean close without
+  // [DONE]) would otherwise complete with zero tokens, billed as the backend's count.
+  if (!finish || !ended) {
+    throw new BadGateway("The model server's stream ended before the answer was complete");
+  }
   const toolCalls: ToolCall[] = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => ({
     ...(c.id ? { id: c.id } : {}),
     name: c.name,

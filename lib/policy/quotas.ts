@@ -92,15 +92,22 @@ function mustRead(cap: Cap, total: Total): boolean {
   return total.ageMs === Infinity || cap.cap - total.tokens <= cap.cap * NEAR_CAP;
 }
 
+/** Period labels change once a day at most; computing them per request would be the check's main cost. */
+let labelsCache: { day: number; labels: Record<PeriodName, string> } | undefined;
+
+function labelsAt(now: number): Record<PeriodName, string> {
+  const day = Math.floor(now / 86_400_000);
+  if (labelsCache?.day !== day) labelsCache = { day, labels: periodKeys(new Date(now)) };
+  return labelsCache.labels;
+}
+
 function capsOf(key: KeyRecord, user: UserRecord | undefined, now: number): Cap[] {
   const caps: Cap[] = [];
-  let labels: Record<PeriodName, string> | undefined;
   const add = (quotas: TokenQuotas, scope: "key" | "user", id: string, owner: string) => {
     for (const period of PERIOD_NAMES) {
       const cap = quotas[CAP_FIELD[period]];
       if (cap === undefined) continue;
-      labels ??= periodKeys(new Date(now));
-      caps.push({ period, cap, counter: tokenCounterKey(scope, id, labels[period]), owner });
+      caps.push({ period, cap, counter: tokenCounterKey(scope, id, labelsAt(now)[period]), owner });
     }
   };
   add(key, "key", key.id, "this API key");

@@ -1,0 +1,105 @@
+/**
+ * What the policy stage costs. Admission alone (`Policy.admit`) for a key without limits, for a key with an
+ * IP list, a domain list, a rate limit and day/week/month quotas on the key and its user (set high, never
+ * reached), and for the naive design the leases replace: a read and a check-and-set commit of the rate
+ * counter plus a read of the quota counters on every request. Then whole requests through the gateway with
+ * the policy off and on. In-process on a store file, so the figures are relative to each other.
+ */
+import { defaultConfig } from "../lib/config.ts";
+import { createDeps } from "../lib/deps.ts";
+import { buildApp } from "../lib/http/app.ts";
+import { Catalog } from "../lib/store/catalog.ts";
+import { createKey } from "../lib/store/keys.ts";
+import { basePolicy, type KeyPolicy } from "../lib/store/records.ts";
+import { openStore } from "../lib/store/kv.ts";
+import { tokenCounterKey } from "../lib/usage/mod.ts";
+import { manifest } from "../routes.gen.ts";
+import { FakeOllama } from "../tests/fakes/fake_ollama.ts";
+
+const dir = await Deno.makeTempDir();
+const kv = await openStore(`${dir}/bench.kv`);
+const fake = FakeOllama.start("bench");
+const catalog = new Catalog(kv);
+await catalog.servers.add({
+  name: "b",
+  url: fake.url,
+  kind: "ollama",
+  models: [{ tag: "m1" }],
+  weight: 1,
+  enabled: true,
+});
+const HIGH = 1_000_000_000;
+await catalog.users.add({ name: "ana", dailyTokens: HIGH, weeklyTokens: HIGH, monthlyTokens: HIGH });
+const limited: KeyPolicy = {
+  ...basePolicy("m1"),
+  user: "ana",
+  rpm: HIGH,
+  dailyTokens: HIGH,
+  weeklyTokens: HIGH,
+  monthlyTokens: HIGH,
+  allowIps: ["127.0.0.0/8", "10.0.0.0/8"],
+  allowDomains: ["*.example.com"],
+};
+const off = await createKey(kv, basePolicy("m1"));
+const on = await createKey(kv, limited);
+const deps = await createDeps(defaultConfig(), kv);
+const app = buildApp(deps, manifest);
+const server = Deno.serve(
+  { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+  (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }),
+);
+globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+
+const offKey = (await deps.view.findKey(off.record.digest))!;
+const onKey = (await deps.view.findKey(on.record.digest))!;
+const caller = { headers: new Headers({ Origin: "https://app.example.com" }), peer: "127.0.0.1" };
+
+Deno.bench("admission, no limits set", { group: "admit", baseline: true }, async () => {
+  await deps.policy.admit(offKey, caller, Date.now());
+});
+
+Deno.bench("admission, IP + domain + rpm + 6 quotas (leases, live totals)", { group: "admit" }, async () => {
+  await deps.policy.admit(onKey, caller, Date.now());
+});
+
+Deno.bench(
+  "admission, naive: rate read + check-and-set, quota read, per request",
+  { group: "admit" },
+  async () => {
+    const minute = Math.floor(Date.now() / 60_000);
+    const rate = await kv.get<Deno.KvU64>(["naive_rate", onKey.id, minute]);
+    const next = (rate.value?.value ?? 0n) + 1n;
+    await kv.atomic().check(rate).set(rate.key, new Deno.KvU64(next), { expireIn: 120_000 }).commit();
+    await kv.getMany(["d:x", "w:x", "m:x"].flatMap((p) => [
+      tokenCounterKey("key", onKey.id, p),
+      tokenCounterKey("user", "ana", p),
+    ]));
+  },
+);
+
+const body = JSON.stringify({ messages: [{ role: "user", content: "hi" }] });
+async function chat(secret: string) {
+  const res = await fetch(`http://127.0.0.1:${server.addr.port}/v1/chat/completions`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Authorization: `Bearer ${secret}`,
+      Origin: "https://app.example.com",
+    },
+    body,
+  });
+  if (res.status !== 200) throw new Error(`status ${res.status}`);
+  await res.arrayBuffer();
+}
+
+Deno.bench("request through the gateway, policy off", { group: "request", baseline: true }, async () => {
+  await chat(off.secret);
+});
+
+Deno.bench(
+  "request through the gateway, policy on (limits set, not reached)",
+  { group: "request" },
+  async () => {
+    await chat(on.secret);
+  },
+);
