@@ -23,12 +23,21 @@ const ConfigSchema = z.object({
   }),
   /** Largest accepted request body; images make chat bodies large, so the default is generous. */
   GATEWAY_MAX_BODY_BYTES: positiveInt(20 * 1024 * 1024),
+  /** How long a backend may take to accept a TCP connection (checked when it was not reached recently). */
+  GATEWAY_CONNECT_TIMEOUT_MS: positiveInt(3_000),
   /** How long to wait for a backend's response headers; a cold model can take a while to load. */
   GATEWAY_FIRST_BYTE_TIMEOUT_MS: positiveInt(120_000),
   /** Upper bound on a whole non-streamed backend answer. */
   GATEWAY_RESPONSE_TIMEOUT_MS: positiveInt(600_000),
   /** Longest silence allowed between two chunks of a streamed backend answer. */
   GATEWAY_IDLE_TIMEOUT_MS: positiveInt(60_000),
+  /** Consecutive failures that open a server's circuit breaker. */
+  GATEWAY_BREAKER_FAILURES: positiveInt(5),
+  /** How long an open breaker keeps a server out before one trial request. */
+  GATEWAY_BREAKER_OPEN_MS: positiveInt(30_000),
+  /** How often every server is health-checked, and how long one check may take. */
+  GATEWAY_PROBE_INTERVAL_MS: positiveInt(5_000),
+  GATEWAY_PROBE_TIMEOUT_MS: positiveInt(2_000),
   /** How often a running gateway looks for admin changes in the store. */
   GATEWAY_RELOAD_INTERVAL_MS: positiveInt(250),
 });
@@ -41,10 +50,15 @@ export interface Config {
   adminToken?: string;
   trustProxy: string[];
   maxBodyBytes: number;
+  connectTimeoutMs: number;
   firstByteTimeoutMs: number;
   responseTimeoutMs: number;
   idleTimeoutMs: number;
   reloadIntervalMs: number;
+  breakerFailures: number;
+  breakerOpenMs: number;
+  probeIntervalMs: number;
+  probeTimeoutMs: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -61,10 +75,15 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     adminToken: e.GATEWAY_ADMIN_TOKEN,
     trustProxy: e.GATEWAY_TRUST_PROXY,
     maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
+    connectTimeoutMs: e.GATEWAY_CONNECT_TIMEOUT_MS,
     firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
     responseTimeoutMs: e.GATEWAY_RESPONSE_TIMEOUT_MS,
     idleTimeoutMs: e.GATEWAY_IDLE_TIMEOUT_MS,
     reloadIntervalMs: e.GATEWAY_RELOAD_INTERVAL_MS,
+    breakerFailures: e.GATEWAY_BREAKER_FAILURES,
+    breakerOpenMs: e.GATEWAY_BREAKER_OPEN_MS,
+    probeIntervalMs: e.GATEWAY_PROBE_INTERVAL_MS,
+    probeTimeoutMs: e.GATEWAY_PROBE_TIMEOUT_MS,
   };
 }
 

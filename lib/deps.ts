@@ -8,6 +8,8 @@ import type { UsageSink } from "./usage/types.ts";
 import { UsageLedger } from "./usage/mod.ts";
 import { LiveTotals } from "./usage/live_totals.ts";
 import { Policy } from "./policy/mod.ts";
+import { HealthProber, ServerState } from "./routing/mod.ts";
+import { Reachability } from "./backends/reachability.ts";
 
 export interface Deps {
   config: Config;
@@ -20,6 +22,12 @@ export interface Deps {
   /** Receives one usage record per request. */
   usage: UsageSink;
   policy: Policy;
+  /** Live state of every server: health, breaker, load. */
+  servers: ServerState;
+  /** Which servers answered lately (the connect-timeout check). */
+  reach: Reachability;
+  /** Probes the servers in the background; absent where nothing probes (some tests). */
+  prober?: HealthProber;
 }
 
 /** The running gateway's services, with what must be closed (and flushed) on shutdown. */
@@ -40,14 +48,38 @@ export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, on
   return { usage, policy };
 }
 
+/** Live server state with the configured breaker, and its prober (not started). */
+export function routingServices(config: Config, view: StoreView, fetcher: typeof fetch, now = Date.now) {
+  const servers = new ServerState({
+    now,
+    breaker: {
+      failureThreshold: config.breakerFailures,
+      openMs: config.breakerOpenMs,
+      trialLeaseMs: config.firstByteTimeoutMs,
+    },
+  });
+  const prober = new HealthProber({
+    fetch: fetcher,
+    servers: () => [...view.snapshot.servers.values()],
+    state: servers,
+    intervalMs: config.probeIntervalMs,
+    timeoutMs: config.probeTimeoutMs,
+    now,
+  });
+  return { servers, prober, reach: new Reachability() };
+}
+
 export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDeps> {
   const view = await StoreView.open(kv, config.reloadIntervalMs);
+  const routing = routingServices(config, view, globalThis.fetch);
+  routing.prober.start();
   return {
     config,
     view,
     now: Date.now,
     random: Math.random,
     fetch: globalThis.fetch,
+    ...routing,
     ...meteredServices(kv, config, view, (e) => console.error("gateway: usage ledger:", e)),
   };
 }
@@ -55,6 +87,7 @@ export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDe
 /** Stops background work and writes what is pending; the store can be closed afterwards. */
 export async function closeDeps(deps: Deps): Promise<void> {
   deps.view.close();
+  await deps.prober?.stop();
   await deps.policy.close();
   if (deps.usage instanceof UsageLedger) await deps.usage.close();
 }

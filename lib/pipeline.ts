@@ -7,7 +7,7 @@ import { readJsonBody } from "./http/read_body.ts";
 import { errorResponse, jsonResponse } from "./http/respond.ts";
 import { streamResponse } from "./http/stream_response.ts";
 import { fitToServer, shapeForKey } from "./shape/mod.ts";
-import { type Candidate, dispatch, findCandidates, weightedOrder } from "./routing/mod.ts";
+import { type Candidate, dispatch, outcomeOf, routableCandidates, weightedOrder } from "./routing/mod.ts";
 import { type BackendAdapter, BACKENDS, type CallContext } from "./backends/mod.ts";
 import { RequestAccount } from "./account/mod.ts";
 import { asGatewayError } from "./errors.ts";
@@ -23,8 +23,16 @@ export interface ClientInfo {
 }
 
 function callContext(deps: Deps, signal: AbortSignal): CallContext {
-  const { firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs } = deps.config;
-  return { fetch: deps.fetch, firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs, signal };
+  const { connectTimeoutMs, firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs } = deps.config;
+  return {
+    fetch: deps.fetch,
+    reach: deps.reach,
+    connectTimeoutMs,
+    firstByteTimeoutMs,
+    responseTimeoutMs,
+    idleTimeoutMs,
+    signal,
+  };
 }
 
 function requestId(): string {
@@ -68,7 +76,7 @@ export async function runChat(
     const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config.maxBodyBytes)), key);
     account.noteRequest(shaped);
     const candidates = weightedOrder(
-      findCandidates(deps.view.snapshot, key),
+      routableCandidates(deps.view.snapshot, key, deps.servers),
       (c) => c.server.weight,
       deps.random,
     );
@@ -89,6 +97,7 @@ async function dispatchTo<T>(
   const attempt = await dispatch(
     t.key.model,
     t.candidates,
+    t.deps.servers,
     (c) => call(BACKENDS[c.server.kind], fitToServer(t.shaped, t.key, c.server, c.model.tag), c),
   );
   t.account.server = attempt.candidate.server.name;
@@ -97,7 +106,11 @@ async function dispatchTo<T>(
 
 async function whole(t: Turn): Promise<Response> {
   const startedTick = performance.now();
-  const { value: result, candidate } = await dispatchTo(t, (b, req, c) => b.chat(req, c.server, t.ctx));
+  const { value: result, candidate, ticket } = await dispatchTo(
+    t,
+    (b, req, c) => b.chat(req, c.server, t.ctx),
+  );
+  t.deps.servers.finish(ticket, "ok");
   t.account.completed(result);
   return jsonResponse(t.face.renderResult(result, {
     requestId: requestId(),
@@ -110,7 +123,11 @@ async function whole(t: Turn): Promise<Response> {
 
 async function streamed(t: Turn): Promise<Response> {
   const startedTick = performance.now();
-  const { value: stream, candidate } = await dispatchTo(t, (b, req, c) => b.stream(req, c.server, t.ctx));
+  const { value: stream, candidate, ticket } = await dispatchTo(
+    t,
+    (b, req, c) => b.stream(req, c.server, t.ctx),
+  );
+  t.deps.servers.answered(ticket);
   const renderer = t.face.streamRenderer({
     requestId: requestId(),
     startedAt: t.account.startedAt,
@@ -120,5 +137,12 @@ async function streamed(t: Turn): Promise<Response> {
     now: t.deps.now,
     elapsedNs: () => (performance.now() - startedTick) * 1e6,
   });
-  return streamResponse(renderer, stream, (end) => t.account.streamEnded(end));
+  return streamResponse(renderer, stream, (end) => {
+    // A client that left says nothing about the server; a break the backend caused does.
+    t.deps.servers.finish(
+      ticket,
+      end.done ? "ok" : end.clientLeft || !end.error ? "excused" : outcomeOf(end.error),
+    );
+    t.account.streamEnded(end);
+  });
 }

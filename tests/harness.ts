@@ -3,7 +3,7 @@
  * clock and random source injectable. Admin writes go through the same store functions the CLI uses.
  */
 import { type Config, defaultConfig } from "../lib/config.ts";
-import { closeDeps, type Deps, meteredServices } from "../lib/deps.ts";
+import { closeDeps, type Deps, meteredServices, routingServices } from "../lib/deps.ts";
 import { buildApp } from "../lib/http/app.ts";
 import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
@@ -18,6 +18,8 @@ export interface GatewayOptions {
   config?: Partial<Config>;
   random?: () => number;
   now?: () => number;
+  /** Run the health prober in the background, as a real gateway does (default: no probes). */
+  probe?: boolean;
 }
 
 export type ServerInput = Partial<Omit<ServerRecord, "createdAt" | "updatedAt">> & {
@@ -47,6 +49,8 @@ export class TestGateway {
     const config = defaultConfig({ reloadIntervalMs: 50, ...options.config });
     const view = await StoreView.open(kv, config.reloadIntervalMs);
     const metered = meteredServices(kv, config, view, (e) => console.error("test ledger:", e));
+    const routing = routingServices(config, view, globalThis.fetch, options.now);
+    if (options.probe) routing.prober.start();
     const deps: Deps = {
       config,
       view,
@@ -54,6 +58,9 @@ export class TestGateway {
       random: options.random ?? Math.random,
       fetch: globalThis.fetch,
       policy: metered.policy,
+      servers: routing.servers,
+      reach: routing.reach,
+      prober: routing.prober,
       // The real ledger, so quotas and counters work as in production; the list lets tests read records at once.
       usage: {
         record: (r) => {
@@ -132,6 +139,8 @@ export class Scenario {
     const fakes = new Map<string, FakeOllama>();
     for (const s of servers) {
       const fake = FakeOllama.start(s.name);
+      // The fake lists what the server is configured with, so model discovery agrees with the admin.
+      fake.models = (s.models ?? [{ tag: "m1" }]).map((m) => m.tag);
       fakes.set(s.name, fake);
       await gw.addServer({ url: fake.url, ...s });
     }

@@ -6,9 +6,14 @@
 import type { ChatRequest, ChatResult } from "../chat/types.ts";
 import type { ServerRecord } from "../store/records.ts";
 import type { EventStream } from "./stream_reading.ts";
+import type { Reachability } from "./reachability.ts";
 
 export interface CallContext {
   fetch: typeof fetch;
+  /** Time allowed to open a connection to a server that has not answered lately. */
+  connectTimeoutMs: number;
+  /** Which servers answered lately; without it no connect check is made. */
+  reach?: Reachability;
   /** Time allowed for the backend's response headers (a cold model may need to load first). */
   firstByteTimeoutMs: number;
   /** Time allowed for the whole answer. */

@@ -86,6 +86,7 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
     ctx.signal?.removeEventListener("abort", onClientAbort);
   };
   try {
+    await ctx.reach?.check(url, ctx.connectTimeoutMs, abort.signal);
     const response = await ctx.fetch(url, {
       method: "POST",
       headers: { "Content-Type": "application/json", ...opts.headers },
@@ -93,6 +94,7 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
       signal: abort.signal,
     });
     clearTimeout(timer);
+    ctx.reach?.answered(url);
     if (!response.ok) {
       throw classify(response.status, errorMessage(await readCapped(response, ERROR_BODY_LIMIT)), opts);
     }

@@ -1,6 +1,11 @@
-/** Which servers may serve a key: enabled, carrying its model (by tag or alias), inside its cluster if it has one. */
+/**
+ * Which servers may serve a key: enabled, carrying its model (by tag or alias), inside its cluster if it has
+ * one; and of those, which the live state lets through now (up, breaker not open, model really there).
+ */
+import { NoHealthyServer } from "../errors.ts";
 import type { KeyRecord, ServedModel, ServerRecord } from "../store/records.ts";
 import type { Snapshot } from "../store/view.ts";
+import type { ServerState, Unavailable } from "./server_state.ts";
 
 export interface Candidate {
   server: ServerRecord;
@@ -18,4 +23,29 @@ export function findCandidates(snapshot: Snapshot, key: Pick<KeyRecord, "model" 
     if (model) out.push({ server, model });
   }
   return out;
+}
+
+/**
+ * The candidates the live state lets through. When none is, the 503 says why for each kind (no server at
+ * all, or how many are down, open or lacking the model), never which server or where.
+ */
+export function routableCandidates(
+  snapshot: Snapshot,
+  key: Pick<KeyRecord, "model" | "cluster">,
+  servers: ServerState,
+): Candidate[] {
+  const all = findCandidates(snapshot, key);
+  if (all.length === 0) throw new NoHealthyServer(`No server is available for model "${key.model}"`);
+  const routable: Candidate[] = [];
+  const passed = new Map<Unavailable, number>();
+  for (const c of all) {
+    const why = servers.unavailable(c.server.name, c.model.tag);
+    if (why === undefined) routable.push(c);
+    else passed.set(why, (passed.get(why) ?? 0) + 1);
+  }
+  if (routable.length) return routable;
+  const reasons = [...passed].map(([why, n]) => `${n} ${why}`).join(", ");
+  throw new NoHealthyServer(
+    `All ${all.length} server(s) for model "${key.model}" are unavailable: ${reasons}`,
+  );
 }

@@ -1,7 +1,10 @@
 /**
- * @module Routing: which servers may serve a request, in which order, and failover across them. Knows
- * servers and keys, not wire formats.
+ * @module Routing: which servers may serve a request, in which order, failover across them, and the live
+ * state (health probes, circuit breakers, load) that decides which are worth trying. Knows servers and keys,
+ * not wire formats.
  */
-export { type Candidate, findCandidates } from "./candidates.ts";
+export { type Candidate, findCandidates, routableCandidates } from "./candidates.ts";
 export { weightedOrder } from "./weighted_order.ts";
 export { type Attempt, dispatch } from "./dispatch.ts";
+export { type Outcome, outcomeOf, ServerState, type ServerStatus } from "./server_state.ts";
+export { HealthProber } from "./health.ts";

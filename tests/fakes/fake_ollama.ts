@@ -1,6 +1,7 @@
 /**
  * A scriptable fake Ollama server on 127.0.0.1 for tests: a real HTTP server that records what it received
- * and answers /api/chat (streamed or not), /api/tags and /api/version, with fault modes.
+ * and answers /api/chat (streamed or not), /api/tags, /api/ps and /api/version, with fault modes. It can stop
+ * listening and listen again on the same port, so a test can take a backend away and bring it back.
  */
 
 export type FakeMode =
@@ -41,6 +42,25 @@ export interface ReceivedChat {
 
 const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
 
+/** A model entry as /api/tags and /api/ps list it. */
+function modelEntry(name: string) {
+  return {
+    name,
+    model: name,
+    modified_at: "2026-01-01T00:00:00Z",
+    size: 2_019_393_189,
+    digest: "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
+    details: {
+      parent_model: "",
+      format: "gguf",
+      family: "llama",
+      families: ["llama"],
+      parameter_size: "3.2B",
+      quantization_level: "Q4_K_M",
+    },
+  };
+}
+
 export class FakeOllama {
   mode: FakeMode = "ok";
   /** Answer for each chat; defaults to a greeting naming this server. */
@@ -56,14 +76,26 @@ export class FakeOllama {
   streamsCompleted = 0;
   /** Stream chunks handed to the connection so far, over all streams. */
   chunksSent = 0;
+  /** The models /api/tags lists. */
+  models: string[] = ["m1"];
+  /** The models /api/ps lists as loaded; when unset /api/ps answers 404, as a server without it would. */
+  loaded?: string[];
+  /** Breaks /api/version, /api/tags and /api/ps: "hang" never answers, "error" answers 500. */
+  probeFault?: "hang" | "error";
+  /** Requests received per path, chat and probes alike. */
+  readonly hits = new Map<string, number>();
   #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #port: number;
+  #paused = false;
   #hanging = new Set<() => void>();
 
   private constructor(readonly name: string) {
-    this.#server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      (req) => this.#handle(req),
-    );
+    this.#server = this.#listen(0);
+    this.#port = this.#server.addr.port;
+  }
+
+  #listen(port: number): Deno.HttpServer<Deno.NetAddr> {
+    return Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (req) => this.#handle(req));
   }
 
   static start(name = "fake"): FakeOllama {
@@ -71,7 +103,11 @@ export class FakeOllama {
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.#server.addr.port}`;
+    return `http://127.0.0.1:${this.#port}`;
+  }
+
+  get paused(): boolean {
+    return this.#paused;
   }
 
   get chats(): ReceivedChat[] {
@@ -87,17 +123,57 @@ export class FakeOllama {
 
   async close(): Promise<void> {
     for (const release of this.#hanging) release();
+    if (!this.#paused) await this.#server.shutdown();
+  }
+
+  /** Stops listening: connections are refused until `resume()`. Hanging answers are let go first. */
+  async pause(): Promise<void> {
+    if (this.#paused) return;
+    this.#paused = true;
+    for (const release of this.#hanging) release();
+    this.#hanging.clear();
     await this.#server.shutdown();
+  }
+
+  /** Listens again on the same port, so the URL the gateway knows works again. */
+  resume(): void {
+    if (!this.#paused) return;
+    this.#server = this.#listen(this.#port);
+    this.#paused = false;
   }
 
   async #handle(req: Request): Promise<Response> {
     const path = new URL(req.url).pathname;
-    if (path === "/api/version") return Response.json({ version: "0.33.0" });
-    if (path === "/api/tags") return Response.json({ models: [] });
+    this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
+    if (path === "/api/version" || path === "/api/tags" || path === "/api/ps") return this.#probe(path, req);
     if (path !== "/api/chat") return Response.json({ error: "not found" }, { status: 404 });
     const body = await req.json();
     this.received.push({ path, headers: req.headers, body });
     return this.#chat(body, req.signal);
+  }
+
+  #probe(path: string, req: Request): Response | Promise<Response> {
+    if (this.probeFault === "hang") return this.#hang(req.signal);
+    if (this.probeFault === "error") return Response.json({ error: "internal error" }, { status: 500 });
+    if (path === "/api/version") return Response.json({ version: "0.33.0" });
+    if (path === "/api/tags") return Response.json({ models: this.models.map(modelEntry) });
+    if (!this.loaded) return Response.json({ error: "not found" }, { status: 404 });
+    return Response.json({
+      models: this.loaded.map((name) => ({
+        ...modelEntry(name),
+        expires_at: "2026-01-01T00:05:00Z",
+        size_vram: 2_019_393_189,
+        context_length: 4096,
+      })),
+    });
+  }
+
+  #hang(signal: AbortSignal): Promise<Response> {
+    return new Promise((resolve) => {
+      const release = () => resolve(new Response("", { status: 599 }));
+      this.#hanging.add(release);
+      signal.addEventListener("abort", release);
+    });
   }
 
   #chat(body: Record<string, unknown>, signal: AbortSignal): Response | Promise<Response> {
@@ -116,11 +192,7 @@ export class FakeOllama {
       case "malformed":
         return Response.json({ unexpected: true });
       case "hang":
-        return new Promise((resolve) => {
-          const release = () => resolve(new Response("", { status: 599 }));
-          this.#hanging.add(release);
-          signal.addEventListener("abort", release);
-        });
+        return this.#hang(signal);
       case "text-only":
         if (messages.some((m) => m.images?.length)) {
           return Response.json({ error: "this model is missing data required for image input" }, {

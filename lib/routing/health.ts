@@ -1,0 +1,173 @@
+/**
+ * @module Active health probing: every `intervalMs` each enabled server is asked, concurrently and within
+ * `timeoutMs`, whether it is alive and which models it carries, and the answer goes to `ServerState`. It knows
+ * the probe endpoints of each backend kind (Ollama: /api/version, /api/tags, /api/ps; OpenAI-compatible:
+ * /v1/models), never the chat formats. Probing runs beside the request path and never blocks it.
+ *
+ * A server whose probe is still running is skipped by the next round, so a hanging server never stacks up
+ * probes; and a probe whose fetch ignores its abort still reports a timeout at its deadline. Error texts are a
+ * few words naming the endpoint, never the server's address (a fetch error's text carries the full URL).
+ * Servers that are removed or disabled are forgotten by the state, so one added back starts afresh.
+ */
+import type { BackendKind, ServerRecord } from "../store/records.ts";
+import type { ProbeResult, ServerState } from "./server_state.ts";
+
+export interface HealthOptions {
+  fetch: typeof fetch;
+  /** The servers as configured now; read at every round, so admin changes apply at the next one. */
+  servers: () => readonly ServerRecord[];
+  state: ServerState;
+  intervalMs?: number;
+  timeoutMs?: number;
+  /** Also ask Ollama servers which models are loaded (/api/ps); a server without it is not held against. */
+  loadedModels?: boolean;
+  /** Measures probe durations. */
+  now?: () => number;
+}
+
+/** A probe failure whose message is already fit to show. */
+class ProbeError extends Error {
+  constructor(message: string, readonly status?: number) {
+    super(message);
+  }
+}
+
+type Get = (suffix: string, label: string, headers?: Record<string, string>) => Promise<unknown>;
+type Probe = (get: Get, server: ServerRecord, loadedModels: boolean) => Promise<ProbeResult>;
+
+const TIMED_OUT = Symbol("timed out");
+const STOPPED = Symbol("stopped");
+
+/** The `name` and `model` of each entry of an Ollama model list (they differ on some versions). */
+function ollamaNames(body: unknown, label: string): string[] {
+  const models = (body as { models?: unknown })?.models;
+  if (!Array.isArray(models)) throw new ProbeError(`${label} answered without a models list`);
+  const names = new Set<string>();
+  for (const m of models) {
+    if (typeof m?.name === "string") names.add(m.name);
+    if (typeof m?.model === "string") names.add(m.model);
+  }
+  return [...names];
+}
+
+const PROBES = {
+  ollama: async (get, _server, loadedModels) => {
+    const version = (await get("/api/version", "/api/version") as { version?: unknown })?.version;
+    const models = ollamaNames(await get("/api/tags", "/api/tags"), "/api/tags");
+    const loaded = loadedModels
+      ? await get("/api/ps", "/api/ps").then((b) => ollamaNames(b, "/api/ps"), () => undefined)
+      : undefined;
+    return { ok: true, version: typeof version === "string" ? version : undefined, models, loaded };
+  },
+  openai: async (get, server) => {
+    const suffix = server.url.replace(/\/+$/, "").endsWith("/v1") ? "/models" : "/v1/models";
+    const headers = server.apiKey ? { Authorization: `Bearer ${server.apiKey}` } : undefined;
+    let body: unknown;
+    try {
+      body = await get(suffix, "/v1/models", headers);
+    } catch (error) {
+      // Some compatible servers do not list models: alive, but discovery cannot hold them to a list.
+      if (error instanceof ProbeError && error.status === 404) return { ok: true };
+      throw error;
+    }
+    const data = (body as { data?: unknown })?.data;
+    if (!Array.isArray(data)) throw new ProbeError("/v1/models answered without a data list");
+    return { ok: true, models: data.flatMap((m) => typeof m?.id === "string" ? [m.id] : []) };
+  },
+} satisfies Record<BackendKind, Probe>;
+
+/** Network errors name the URL; only their kind is kept. */
+function describe(error: unknown, timeoutMs: number): string {
+  if (error === TIMED_OUT) return `no answer within ${timeoutMs} ms`;
+  if (error instanceof ProbeError) return error.message;
+  if (typeof error === "symbol") return "probe abandoned";
+  const text = `${error} ${(error as Error)?.cause ?? ""}`;
+  if (/refused/i.test(text)) return "connection refused";
+  if (/dns|lookup|resolve/i.test(text)) return "host name not found";
+  if (/reset|closed|broken pipe|eof/i.test(text)) return "connection dropped";
+  return "connection failed";
+}
+
+interface Running {
+  abort: AbortController;
+  /** Settles once the result is recorded (or dropped by `stop`). */
+  done: Promise<void>;
+}
+
+export class HealthProber {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  readonly #running = new Map<string, Running>();
+  #timer?: ReturnType<typeof setInterval>;
+
+  constructor(readonly options: HealthOptions) {
+    this.intervalMs = options.intervalMs ?? 5_000;
+    this.timeoutMs = options.timeoutMs ?? 2_000;
+  }
+
+  /** Probes at once, then every `intervalMs` until `stop()`. */
+  start(): void {
+    if (this.#timer !== undefined) return;
+    const round = () => this.probeNow().catch((e) => console.error("gateway: health probing failed:", e));
+    this.#timer = setInterval(round, this.intervalMs);
+    Deno.unrefTimer(this.#timer as unknown as number);
+    round();
+  }
+
+  /** Stops the rounds and abandons running probes; their results are not recorded. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    const running = [...this.#running.values()];
+    for (const r of running) r.abort.abort(STOPPED);
+    await Promise.all(running.map((r) => r.done));
+  }
+
+  /** One round; resolves when every enabled server has a result, joining probes already running. */
+  async probeNow(): Promise<void> {
+    const servers = this.options.servers().filter((s) => s.enabled);
+    const names = new Set(servers.map((s) => s.name));
+    this.options.state.forget(this.options.state.names().filter((n) => !names.has(n)));
+    await Promise.all(servers.map((s) => (this.#running.get(s.name) ?? this.#probe(s)).done));
+  }
+
+  #probe(server: ServerRecord): Running {
+    const { fetch, state, loadedModels = true, now = Date.now } = this.options;
+    const abort = new AbortController();
+    const base = server.url.replace(/\/+$/, "");
+    const get: Get = async (suffix, label, headers) => {
+      const res = await fetch(base + suffix, { headers, signal: abort.signal });
+      if (!res.ok) {
+        await res.body?.cancel().catch(() => {});
+        throw new ProbeError(`${label} answered ${res.status}`, res.status);
+      }
+      try {
+        return await res.json();
+      } catch (error) {
+        if (abort.signal.aborted) throw error;
+        throw new ProbeError(`${label} answered with something that is not JSON`);
+      }
+    };
+    const deadline = new Promise<never>((_, reject) => {
+      abort.signal.addEventListener("abort", () => reject(abort.signal.reason), { once: true });
+    });
+    const timer = setTimeout(() => abort.abort(TIMED_OUT), this.timeoutMs);
+    const started = now();
+    const work = PROBES[server.kind](get, server, loadedModels);
+    const done = Promise.race([work, deadline])
+      .catch((error): ProbeResult => ({ ok: false, error: describe(error, this.timeoutMs) }))
+      .then((result) => {
+        clearTimeout(timer);
+        if (abort.signal.reason !== STOPPED) {
+          state.probed(server.name, { ...result, durationMs: now() - started });
+        }
+      });
+    const running = { abort, done };
+    this.#running.set(server.name, running);
+    // The guard lasts until the fetch itself lets go, even when the deadline already gave up on it.
+    Promise.allSettled([work, done]).then(() => {
+      if (this.#running.get(server.name) === running) this.#running.delete(server.name);
+    });
+    return running;
+  }
+}

@@ -1,0 +1,337 @@
+/**
+ * @module The one place holding each server's live state: probe health, breaker, in-flight requests,
+ * last-minute request and error counts, recent latency, and the models it carries and has loaded. Routing asks
+ * it whether a server may be used; the admin page and metrics read `status()`. It knows server names and
+ * model tags only: never URLs, keys or wire formats, so nothing it holds can leak a backend address.
+ *
+ * `begin`, `answered` and `finish` run on every request, so they do constant work and allocate one ticket.
+ * Listeners hear the name of the server that changed, on every change, synchronously: they must only mark
+ * something dirty (an SSE feed coalesces and pushes on its own tick). Time-driven drift (the minute window
+ * sliding, an open breaker's time running out) raises no event; `status()` computes it when read, so a feed
+ * that re-reads at least every second shows it in time.
+ */
+import { GatewayError } from "../errors.ts";
+import { Breaker, type BreakerOptions, type BreakerState, type Pass } from "./breaker.ts";
+
+export type Health = "unknown" | "up" | "down";
+
+/**
+ * How a request ended for its server. `excused`: it failed, but not through the server's fault (the client's
+ * request was refused, an image went to a text-only model, the client left), so it feeds neither the error
+ * count nor the breaker.
+ */
+export type Outcome = "ok" | "failed" | "excused";
+
+/** Why a server is passed over: its probes fail, its breaker is open, or discovery did not find the model. */
+export type Unavailable = "down" | "circuit open" | "model not found";
+
+export interface ProbeResult {
+  ok: boolean;
+  /** Why the probe failed, in a few words and without any address. */
+  error?: string;
+  durationMs?: number;
+  version?: string;
+  /** Models the server carries; undefined when it could not say. */
+  models?: readonly string[];
+  /** Models loaded in memory now, where the backend says. */
+  loaded?: readonly string[];
+}
+
+/** One server's state as plain JSON; times are epoch milliseconds. */
+export interface ServerStatus {
+  name: string;
+  health: Health;
+  breaker: BreakerState;
+  consecutiveFailures: number;
+  inFlight: number;
+  requestsLastMinute: number;
+  /** Failures counted against the server. */
+  errorsLastMinute: number;
+  latencySamples: number;
+  latencyP50Ms?: number;
+  latencyP95Ms?: number;
+  lastProbeAt?: number;
+  lastProbeMs?: number;
+  lastProbeError?: string;
+  version?: string;
+  models?: string[];
+  loadedModels?: string[];
+}
+
+/** One request in flight on one server; hand it back to `answered` / `finish`. */
+export interface Ticket {
+  readonly server: string;
+}
+
+export interface ServerStateOptions {
+  now: () => number;
+  breaker?: Omit<BreakerOptions, "now">;
+  /** Latency percentiles come from at most this many of the latest samples... */
+  latencySamples?: number;
+  /** ...no older than this. */
+  latencyMaxAgeMs?: number;
+}
+
+export type Listener = (server: string) => void;
+
+/** Ollama treats `name` and `name:latest` as one model; a tag follows the last colon after the last slash. */
+export function canonicalModel(tag: string): string {
+  return tag.lastIndexOf(":") > tag.lastIndexOf("/") ? tag : `${tag}:latest`;
+}
+
+/** The outcome a failed request reports: only errors that say the server is unwell count against it. */
+export function outcomeOf(error: unknown): Outcome {
+  return error instanceof GatewayError && error.countsAgainstServer ? "failed" : "excused";
+}
+
+const SECONDS = 60;
+
+/** Requests and errors per second over the last minute, in fixed arrays: no allocation per request. */
+class MinuteCounts {
+  readonly #second = new Float64Array(SECONDS).fill(-1);
+  readonly #requests = new Uint32Array(SECONDS);
+  readonly #errors = new Uint32Array(SECONDS);
+
+  add(now: number, error: boolean): void {
+    const second = Math.floor(now / 1000);
+    const i = second % SECONDS;
+    if (this.#second[i] !== second) {
+      this.#second[i] = second;
+      this.#requests[i] = 0;
+      this.#errors[i] = 0;
+    }
+    this.#requests[i]++;
+    if (error) this.#errors[i]++;
+  }
+
+  sum(now: number): { requests: number; errors: number } {
+    const oldest = Math.floor(now / 1000) - SECONDS;
+    let requests = 0, errors = 0;
+    for (let i = 0; i < SECONDS; i++) {
+      if (this.#second[i] <= oldest) continue;
+      requests += this.#requests[i];
+      errors += this.#errors[i];
+    }
+    return { requests, errors };
+  }
+}
+
+/** A ring of the latest latency samples; sorting waits until someone reads the percentiles. */
+class LatencyRing {
+  readonly #ms: Float64Array;
+  readonly #at: Float64Array;
+  #next = 0;
+  #size = 0;
+
+  constructor(capacity: number, readonly maxAgeMs: number) {
+    this.#ms = new Float64Array(capacity);
+    this.#at = new Float64Array(capacity);
+  }
+
+  add(now: number, ms: number): void {
+    this.#ms[this.#next] = ms;
+    this.#at[this.#next] = now;
+    this.#next = (this.#next + 1) % this.#ms.length;
+    if (this.#size < this.#ms.length) this.#size++;
+  }
+
+  percentiles(now: number): { n: number; p50?: number; p95?: number } {
+    const recent: number[] = [];
+    for (let i = 0; i < this.#size; i++) if (now - this.#at[i] <= this.maxAgeMs) recent.push(this.#ms[i]);
+    if (!recent.length) return { n: 0 };
+    recent.sort((a, b) => a - b);
+    const rank = (p: number) => recent[Math.ceil(p * recent.length) - 1];
+    return { n: recent.length, p50: rank(0.5), p95: rank(0.95) };
+  }
+}
+
+class Entry {
+  health: Health = "unknown";
+  inFlight = 0;
+  readonly counts = new MinuteCounts();
+  lastProbeAt?: number;
+  lastProbeMs?: number;
+  lastProbeError?: string;
+  version?: string;
+  models?: string[];
+  carried?: Set<string>;
+  loaded?: string[];
+
+  constructor(readonly name: string, readonly breaker: Breaker, readonly latency: LatencyRing) {}
+}
+
+class Admission implements Ticket {
+  answered = false;
+  done = false;
+  constructor(
+    readonly server: string,
+    readonly entry: Entry,
+    readonly startedAt: number,
+    readonly pass: Pass,
+  ) {}
+}
+
+export class ServerState {
+  readonly #servers = new Map<string, Entry>();
+  readonly #listeners = new Set<Listener>();
+  readonly #now: () => number;
+
+  constructor(readonly options: ServerStateOptions) {
+    this.#now = options.now;
+  }
+
+  /** Claims a slot on the server (the breaker's trial, when half-open); undefined means skip it for now. */
+  begin(server: string): Ticket | undefined {
+    const entry = this.#entry(server);
+    if (entry.health === "down") return undefined;
+    const pass = entry.breaker.admit();
+    if (!pass) return undefined;
+    entry.inFlight++;
+    this.#changed(entry);
+    return new Admission(server, entry, this.#now(), pass);
+  }
+
+  /**
+   * The server has started answering (headers, or a streamed answer's first event): the latency sample is
+   * taken here and a half-open trial decides now, not after a long stream.
+   */
+  answered(ticket: Ticket): void {
+    const t = ticket as Admission;
+    if (t.done || t.answered) return;
+    t.answered = true;
+    const now = this.#now();
+    t.entry.latency.add(now, now - t.startedAt);
+    t.entry.breaker.success(t.pass);
+    this.#changed(t.entry);
+  }
+
+  /** Ends the request; a second call for the same ticket is ignored, so it is safe in `finally`. */
+  finish(ticket: Ticket, outcome: Outcome): void {
+    const t = ticket as Admission;
+    if (t.done) return;
+    t.done = true;
+    const { entry, pass } = t;
+    const now = this.#now();
+    entry.inFlight--;
+    entry.counts.add(now, outcome === "failed");
+    if (outcome === "failed") {
+      // Also after `answered`: a stream that breaks midway is the server's failure too.
+      entry.breaker.failure(pass);
+    } else if (!t.answered) {
+      if (outcome === "ok") {
+        entry.latency.add(now, now - t.startedAt);
+        entry.breaker.success(pass);
+      } else entry.breaker.release(pass);
+    }
+    this.#changed(entry);
+  }
+
+  probed(server: string, result: ProbeResult): void {
+    const entry = this.#entry(server);
+    entry.lastProbeAt = this.#now();
+    entry.lastProbeMs = result.durationMs;
+    if (result.ok) {
+      entry.health = "up";
+      entry.lastProbeError = undefined;
+      entry.version = result.version;
+      entry.models = result.models && [...result.models];
+      entry.carried = result.models && new Set(result.models.map(canonicalModel));
+      entry.loaded = result.loaded && [...result.loaded];
+      entry.breaker.probePassed();
+    } else {
+      entry.health = "down";
+      entry.lastProbeError = result.error ?? "probe failed";
+      entry.breaker.probeFailed();
+    }
+    this.#changed(entry);
+  }
+
+  /** Whether a request for `model` may go to `server` now; a server not heard of yet may. Claims nothing. */
+  isRoutable(server: string, model: string): boolean {
+    return this.unavailable(server, model) === undefined;
+  }
+
+  /** Why `server` cannot take a request for `model` now, or undefined when it can. */
+  unavailable(server: string, model: string): Unavailable | undefined {
+    const entry = this.#servers.get(server);
+    if (!entry) return undefined;
+    if (entry.health === "down") return "down";
+    if (!entry.breaker.wouldAdmit()) return "circuit open";
+    if (entry.carried !== undefined && !entry.carried.has(canonicalModel(model))) return "model not found";
+    return undefined;
+  }
+
+  status(): ServerStatus[] {
+    const now = this.#now();
+    return [...this.#servers.values()]
+      .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+      .map((e) => {
+        const { requests, errors } = e.counts.sum(now);
+        const latency = e.latency.percentiles(now);
+        return {
+          name: e.name,
+          health: e.health,
+          breaker: e.breaker.state,
+          consecutiveFailures: e.breaker.failures,
+          inFlight: e.inFlight,
+          requestsLastMinute: requests,
+          errorsLastMinute: errors,
+          latencySamples: latency.n,
+          latencyP50Ms: latency.p50,
+          latencyP95Ms: latency.p95,
+          lastProbeAt: e.lastProbeAt,
+          lastProbeMs: e.lastProbeMs,
+          lastProbeError: e.lastProbeError,
+          version: e.version,
+          models: e.models && [...e.models],
+          loadedModels: e.loaded && [...e.loaded],
+        };
+      });
+  }
+
+  names(): string[] {
+    return [...this.#servers.keys()];
+  }
+
+  subscribe(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Drops servers that no longer exist (or were disabled): a server added again starts afresh. */
+  forget(servers: Iterable<string>): void {
+    for (const name of servers) {
+      if (this.#servers.delete(name)) this.#notify(name);
+    }
+  }
+
+  #entry(server: string): Entry {
+    let entry = this.#servers.get(server);
+    if (!entry) {
+      const o = this.options;
+      entry = new Entry(
+        server,
+        new Breaker({ ...o.breaker, now: this.#now }),
+        new LatencyRing(o.latencySamples ?? 256, o.latencyMaxAgeMs ?? 300_000),
+      );
+      this.#servers.set(server, entry);
+    }
+    return entry;
+  }
+
+  #changed(entry: Entry): void {
+    // A request still running on a forgotten server must not resurrect it in anyone's view.
+    if (this.#servers.get(entry.name) === entry) this.#notify(entry.name);
+  }
+
+  #notify(server: string): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(server);
+      } catch (error) {
+        // A broken admin feed must never fail a chat request.
+        console.error("gateway: server state listener failed:", error);
+      }
+    }
+  }
+}
