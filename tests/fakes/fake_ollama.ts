@@ -4,41 +4,10 @@
  * listening and listen again on the same port, so a test can take a backend away and bring it back.
  */
 
-export type FakeMode =
-  | "ok"
-  | "error" // 500 with an Ollama error body
-  | "busy" // 503
-  | "not-found" // 404: the model is not on this server
-  | "reject" // 400: the request itself is refused
-  | "garbage" // 200 with a body that is not JSON
-  | "malformed" // 200 with JSON that is not a chat response
-  | "hang" // never answers
-  | "text-only"; // refuses images like a model without vision
+import type { FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_backend.ts";
+import { LoopbackServer } from "./loopback_server.ts";
 
-export interface ScriptedReply {
-  content?: string;
-  thinking?: string;
-  toolCalls?: { id?: string; name: string; arguments: Record<string, unknown> }[];
-  doneReason?: string;
-  promptTokens?: number;
-  completionTokens?: number;
-}
-
-/** How a streamed answer goes wrong after `after` content chunks have been sent. */
-export interface StreamFault {
-  after: number;
-  kind:
-    | "crash" // the connection drops
-    | "garbage" // a line that is not JSON
-    | "error-line" // Ollama's own mid-stream failure: {"error": "..."} and no done
-    | "stall"; // nothing more is sent, the connection stays open
-}
-
-export interface ReceivedChat {
-  path: string;
-  headers: Headers;
-  body: Record<string, unknown>;
-}
+export type { FakeMode, ReceivedChat, ScriptedReply, StreamFault };
 
 const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
 
@@ -84,30 +53,20 @@ export class FakeOllama {
   probeFault?: "hang" | "error";
   /** Requests received per path, chat and probes alike. */
   readonly hits = new Map<string, number>();
-  #server: Deno.HttpServer<Deno.NetAddr>;
-  readonly #port: number;
-  #paused = false;
-  #hanging = new Set<() => void>();
+  readonly #net = new LoopbackServer((req) => this.#handle(req));
 
-  private constructor(readonly name: string) {
-    this.#server = this.#listen(0);
-    this.#port = this.#server.addr.port;
-  }
-
-  #listen(port: number): Deno.HttpServer<Deno.NetAddr> {
-    return Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (req) => this.#handle(req));
-  }
+  private constructor(readonly name: string) {}
 
   static start(name = "fake"): FakeOllama {
     return new FakeOllama(name);
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.#port}`;
+    return this.#net.url;
   }
 
   get paused(): boolean {
-    return this.#paused;
+    return this.#net.paused;
   }
 
   get chats(): ReceivedChat[] {
@@ -121,25 +80,18 @@ export class FakeOllama {
     return chats[chats.length - 1].body;
   }
 
-  async close(): Promise<void> {
-    for (const release of this.#hanging) release();
-    if (!this.#paused) await this.#server.shutdown();
+  close(): Promise<void> {
+    return this.#net.close();
   }
 
   /** Stops listening: connections are refused until `resume()`. Hanging answers are let go first. */
-  async pause(): Promise<void> {
-    if (this.#paused) return;
-    this.#paused = true;
-    for (const release of this.#hanging) release();
-    this.#hanging.clear();
-    await this.#server.shutdown();
+  pause(): Promise<void> {
+    return this.#net.pause();
   }
 
   /** Listens again on the same port, so the URL the gateway knows works again. */
   resume(): void {
-    if (!this.#paused) return;
-    this.#server = this.#listen(this.#port);
-    this.#paused = false;
+    this.#net.resume();
   }
 
   async #handle(req: Request): Promise<Response> {
@@ -153,7 +105,7 @@ export class FakeOllama {
   }
 
   #probe(path: string, req: Request): Response | Promise<Response> {
-    if (this.probeFault === "hang") return this.#hang(req.signal);
+    if (this.probeFault === "hang") return this.#net.hang(req.signal);
     if (this.probeFault === "error") return Response.json({ error: "internal error" }, { status: 500 });
     if (path === "/api/version") return Response.json({ version: "0.33.0" });
     if (path === "/api/tags") return Response.json({ models: this.models.map(modelEntry) });
@@ -165,14 +117,6 @@ export class FakeOllama {
         size_vram: 2_019_393_189,
         context_length: 4096,
       })),
-    });
-  }
-
-  #hang(signal: AbortSignal): Promise<Response> {
-    return new Promise((resolve) => {
-      const release = () => resolve(new Response("", { status: 599 }));
-      this.#hanging.add(release);
-      signal.addEventListener("abort", release);
     });
   }
 
@@ -192,7 +136,7 @@ export class FakeOllama {
       case "malformed":
         return Response.json({ unexpected: true });
       case "hang":
-        return this.#hang(signal);
+        return this.#net.hang(signal);
       case "text-only":
         if (messages.some((m) => m.images?.length)) {
           return Response.json({ error: "this model is missing data required for image input" }, {
@@ -262,7 +206,7 @@ export class FakeOllama {
           if (fault.kind === "error-line") {
             controller.enqueue(encoder.encode(JSON.stringify({ error: "CUDA error: out of memory" }) + "\n"));
           }
-          if (fault.kind === "stall") await new Promise<void>((release) => this.#hanging.add(release));
+          if (fault.kind === "stall") await this.#net.stall();
           return controller.close();
         }
         if (sent < chunks.length) {

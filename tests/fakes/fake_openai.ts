@@ -8,6 +8,7 @@
  * FakeOllama it can stop listening and listen again on the same port.
  */
 import type { FakeBackend, FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_backend.ts";
+import { LoopbackServer } from "./loopback_server.ts";
 
 export type { FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_backend.ts";
 
@@ -112,21 +113,12 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
   probeFault?: "hang" | "error";
   /** Requests received per path, chat and probes alike. */
   readonly hits = new Map<string, number>();
-  #server: Deno.HttpServer<Deno.NetAddr>;
-  readonly #port: number;
-  #paused = false;
-  #hanging = new Set<() => void>();
+  readonly #net = new LoopbackServer((req) => this.#handle(req));
 
   private constructor(readonly name: string, options: FakeOpenAIOptions) {
     this.models = options.models ?? ["m1"];
     this.reasoningField = options.reasoningField ?? "reasoning_content";
     this.apiKey = options.apiKey;
-    this.#server = this.#listen(0);
-    this.#port = this.#server.addr.port;
-  }
-
-  #listen(port: number): Deno.HttpServer<Deno.NetAddr> {
-    return Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (req) => this.#handle(req));
   }
 
   static start(name = "fake", options: FakeOpenAIOptions = {}): FakeOpenAI {
@@ -134,11 +126,11 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.#port}`;
+    return this.#net.url;
   }
 
   get paused(): boolean {
-    return this.#paused;
+    return this.#net.paused;
   }
 
   get chats(): ReceivedChat[] {
@@ -152,25 +144,18 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
     return chats[chats.length - 1].body;
   }
 
-  async close(): Promise<void> {
-    for (const release of this.#hanging) release();
-    if (!this.#paused) await this.#server.shutdown();
+  close(): Promise<void> {
+    return this.#net.close();
   }
 
   /** Stops listening: connections are refused until `resume()`. Hanging answers are let go first. */
-  async pause(): Promise<void> {
-    if (this.#paused) return;
-    this.#paused = true;
-    for (const release of this.#hanging) release();
-    this.#hanging.clear();
-    await this.#server.shutdown();
+  pause(): Promise<void> {
+    return this.#net.pause();
   }
 
   /** Listens again on the same port, so the URL the gateway knows works again. */
   resume(): void {
-    if (!this.#paused) return;
-    this.#server = this.#listen(this.#port);
-    this.#paused = false;
+    this.#net.resume();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
@@ -190,7 +175,7 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
     }
     this.received.push({ path, headers: req.headers, body });
     const probe = path === "/health" || path === "/v1/models";
-    if (probe && this.probeFault === "hang") return this.#hang(req.signal);
+    if (probe && this.probeFault === "hang") return this.#net.hang(req.signal);
     if (probe && this.probeFault === "error") {
       return errorResponse(500, "InternalServerError", "EngineCore encountered an issue");
     }
@@ -238,7 +223,7 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
       case "malformed":
         return Response.json({ unexpected: true });
       case "hang":
-        return this.#hang(signal);
+        return this.#net.hang(signal);
       case "text-only":
         if (hasImagePart(messages)) {
           // llama.cpp's words for a model loaded without a multimodal projector.
@@ -325,14 +310,6 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
     return this.#stream(head, deltas, finish, includeUsage ? usage : undefined);
   }
 
-  #hang(signal: AbortSignal): Promise<Response> {
-    return new Promise((resolve) => {
-      const release = () => resolve(new Response("", { status: 599 }));
-      this.#hanging.add(release);
-      signal.addEventListener("abort", release);
-    });
-  }
-
   /**
    * Streams as vLLM does: a role-only opening chunk, the deltas one per event, the finish reason (riding on the
    * last delta when generation hit the token limit, else on an empty delta of its own, as after an EOS token),
@@ -375,7 +352,7 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
             });
             send(controller, "[DONE]");
           }
-          if (fault.kind === "stall") await new Promise<void>((release) => this.#hanging.add(release));
+          if (fault.kind === "stall") await this.#net.stall();
           return controller.close();
         }
         if (sent < deltas.length) {
