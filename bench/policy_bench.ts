@@ -5,29 +5,12 @@
  * counter plus a read of the quota counters on every request. Then whole requests through the gateway with
  * the policy off and on. In-process on a store file, so the figures are relative to each other.
  */
-import { defaultConfig } from "../lib/config.ts";
-import { createDeps } from "../lib/deps.ts";
-import { buildApp } from "../lib/http/app.ts";
-import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
 import { basePolicy, type KeyPolicy } from "../lib/store/records.ts";
-import { openStore } from "../lib/store/kv.ts";
 import { tokenCounterKey } from "../lib/usage/mod.ts";
-import { manifest } from "../routes.gen.ts";
-import { FakeOllama } from "../tests/fakes/fake_ollama.ts";
+import { benchGateway, benchStore } from "./support/bench_gateway.ts";
 
-const dir = await Deno.makeTempDir();
-const kv = await openStore(`${dir}/bench.kv`);
-const fake = FakeOllama.start("bench");
-const catalog = new Catalog(kv);
-await catalog.servers.add({
-  name: "b",
-  url: fake.url,
-  kind: "ollama",
-  models: [{ tag: "m1" }],
-  weight: 1,
-  enabled: true,
-});
+const { kv, catalog } = await benchStore();
 const HIGH = 1_000_000_000;
 await catalog.users.add({ name: "ana", dailyTokens: HIGH, weeklyTokens: HIGH, monthlyTokens: HIGH });
 const limited: KeyPolicy = {
@@ -42,13 +25,7 @@ const limited: KeyPolicy = {
 };
 const off = await createKey(kv, basePolicy("m1"));
 const on = await createKey(kv, limited);
-const deps = await createDeps(defaultConfig(), kv);
-const app = buildApp(deps, manifest);
-const server = Deno.serve(
-  { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-  (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }),
-);
-globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+const { deps, url } = await benchGateway(kv);
 
 const offKey = (await deps.view.findKey(off.record.digest))!;
 const onKey = (await deps.view.findKey(on.record.digest))!;
@@ -79,7 +56,7 @@ Deno.bench(
 
 const body = JSON.stringify({ messages: [{ role: "user", content: "hi" }] });
 async function chat(secret: string) {
-  const res = await fetch(`http://127.0.0.1:${server.addr.port}/v1/chat/completions`, {
+  const res = await fetch(`${url}/v1/chat/completions`, {
     method: "POST",
     headers: {
       "Content-Type": "application/json",

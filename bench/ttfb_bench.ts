@@ -3,35 +3,14 @@
  * key lookup, shaping, routing, usage ledger on a store file). In-process, so a relative figure: the proper
  * load test with an external generator is the HTTP bench.
  */
-import { defaultConfig } from "../lib/config.ts";
-import { createDeps } from "../lib/deps.ts";
-import { buildApp } from "../lib/http/app.ts";
-import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
 import { basePolicy } from "../lib/store/records.ts";
-import { manifest } from "../routes.gen.ts";
-import { FakeOllama } from "../tests/fakes/fake_ollama.ts";
+import { benchGateway, benchStore } from "./support/bench_gateway.ts";
 
-const dir = await Deno.makeTempDir();
-const kv = await Deno.openKv(`${dir}/bench.kv`);
-const fake = FakeOllama.start("bench");
+const { kv, fake } = await benchStore();
 fake.reply = () => ({ content: "one two three four five six seven eight" });
-await new Catalog(kv).servers.add({
-  name: "b",
-  url: fake.url,
-  kind: "ollama",
-  models: [{ tag: "m1" }],
-  weight: 1,
-  enabled: true,
-});
 const { secret } = await createKey(kv, basePolicy("m1"));
-const deps = await createDeps(defaultConfig(), kv);
-const app = buildApp(deps, manifest);
-const server = Deno.serve(
-  { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-  (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }),
-);
-globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+const { url } = await benchGateway(kv);
 
 const body = JSON.stringify({ model: "m1", messages: [{ role: "user", content: "hi" }], stream: true });
 
@@ -51,11 +30,11 @@ Deno.bench("TTFB direct to the backend", { group: "ttfb", baseline: true }, asyn
 });
 
 Deno.bench("TTFB through the gateway (format B)", { group: "ttfb" }, async () => {
-  await firstByte(`http://127.0.0.1:${server.addr.port}/v1/chat.php`, { Authorization: `Bearer ${secret}` });
+  await firstByte(`${url}/v1/chat.php`, { Authorization: `Bearer ${secret}` });
 });
 
 Deno.bench("TTFB through the gateway (format A)", { group: "ttfb" }, async () => {
-  await firstByte(`http://127.0.0.1:${server.addr.port}/v1/chat/completions`, {
+  await firstByte(`${url}/v1/chat/completions`, {
     Authorization: `Bearer ${secret}`,
   });
 });
