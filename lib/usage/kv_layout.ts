@@ -43,9 +43,19 @@ export function totalsKeys(scope: TotalsScope, id: string, now: Date): Deno.KvKe
   return PERIOD_NAMES.map((name) => tokenCounterKey(scope, id, labels[name]));
 }
 
+/** Reads any number of counters; `getMany` takes at most 10 keys, so larger sets go in parallel chunks. */
+export async function readCounters(
+  kv: Deno.Kv,
+  keys: readonly Deno.KvKey[],
+): Promise<Deno.KvEntryMaybe<Deno.KvU64>[]> {
+  const chunks: Deno.KvKey[][] = [];
+  for (let i = 0; i < keys.length; i += 10) chunks.push(keys.slice(i, i + 10));
+  return (await Promise.all(chunks.map((chunk) => kv.getMany<Deno.KvU64[]>(chunk)))).flat();
+}
+
 /** Tokens counted so far in the current day, week and month (UTC) for one key or user. */
 export async function readTotals(kv: Deno.Kv, scope: TotalsScope, id: string, now: Date): Promise<Totals> {
-  const entries = await kv.getMany<Deno.KvU64[]>(totalsKeys(scope, id, now));
+  const entries = await readCounters(kv, totalsKeys(scope, id, now));
   const [day, week, month] = entries.map((entry) => Number(entry.value?.value ?? 0n));
   return { day, week, month };
 }

@@ -10,7 +10,7 @@
 import { monotonicFactory } from "ulid";
 import type { UsageRecord } from "./types.ts";
 import type { CounterObserver } from "./live_totals.ts";
-import { usageKey } from "./kv_layout.ts";
+import { readCounters, usageKey } from "./kv_layout.ts";
 import {
   type CounterDelta,
   MAX_BATCH_RECORDS,
@@ -221,13 +221,8 @@ export class UsageLedger {
 
   /** Adds each counter's check and new total to `op`; returns the totals. */
   private async addCounters(op: Deno.AtomicOperation, counters: CounterDelta[]): Promise<bigint[]> {
-    // getMany reads at most 10 keys per call.
-    const chunks = [];
-    for (let i = 0; i < counters.length; i += 10) chunks.push(counters.slice(i, i + 10));
-    const read = await Promise.all(
-      chunks.map((chunk) => this.kv.getMany<Deno.KvU64[]>(chunk.map((c) => c.key))),
-    );
-    return read.flat().map((entry, i) => {
+    const read = await readCounters(this.kv, counters.map((c) => c.key));
+    return read.map((entry, i) => {
       const { delta, expireIn } = counters[i];
       const total = (entry.value?.value ?? 0n) + delta;
       op.check(entry).set(entry.key, new Deno.KvU64(total), { expireIn });

@@ -14,6 +14,7 @@
  * their ledger's next group commit plus the next read here (see `QuotaCheck` for when reads happen).
  */
 import type { CounterDelta } from "./batch.ts";
+import { readCounters } from "./kv_layout.ts";
 
 /** What the ledger tells about its counters; see the module comment for why each event matters. */
 export interface CounterObserver {
@@ -87,9 +88,7 @@ export class LiveTotals implements CounterObserver {
   async read(keys: readonly Deno.KvKey[]): Promise<void> {
     const entries = keys.map((key) => this.#entry(key));
     const before = entries.map((e) => e.changes);
-    const chunks: Deno.KvKey[][] = [];
-    for (let i = 0; i < keys.length; i += 10) chunks.push(keys.slice(i, i + 10));
-    const read = (await Promise.all(chunks.map((chunk) => this.kv.getMany<Deno.KvU64[]>(chunk)))).flat();
+    const read = await readCounters(this.kv, keys);
     const now = this.clock();
     read.forEach((row, i) => {
       const entry = entries[i];
