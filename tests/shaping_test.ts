@@ -32,8 +32,8 @@ Deno.test("stream is sent explicitly, and sampling options only when the client 
   await s.gw.post(A, key, { messages: USER_HELLO });
   assert.equal(s.fake().last.stream, false);
   assert.equal(s.fake().last.options, undefined);
-  await s.gw.post(A, key, {
-    messages: USER_HELLO,
+  // Written once, so it shows that these pass unchanged: only stop (a list) and max_tokens (num_predict) change.
+  const sampling = {
     temperature: 0.2,
     top_p: 0.9,
     top_k: 40,
@@ -42,21 +42,9 @@ Deno.test("stream is sent explicitly, and sampling options only when the client 
     presence_penalty: 0.5,
     frequency_penalty: 0.25,
     seed: 7,
-    stop: "</end>",
-    max_tokens: 256,
-  });
-  assert.deepEqual(s.fake().last.options, {
-    temperature: 0.2,
-    top_p: 0.9,
-    top_k: 40,
-    min_p: 0.05,
-    repeat_penalty: 1.1,
-    presence_penalty: 0.5,
-    frequency_penalty: 0.25,
-    seed: 7,
-    stop: ["</end>"],
-    num_predict: 256,
-  });
+  };
+  await s.gw.post(A, key, { messages: USER_HELLO, ...sampling, stop: "</end>", max_tokens: 256 });
+  assert.deepEqual(s.fake().last.options, { ...sampling, stop: ["</end>"], num_predict: 256 });
   await s.gw.post(A, key, {
     messages: USER_HELLO,
     max_tokens: 100,

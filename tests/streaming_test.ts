@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import OpenAI from "openai";
 import { Scenario, USER_HELLO } from "./harness.ts";
 import { ollamaClient, openaiClient } from "./support/clients.ts";
+import { assertClientsRaise, assertStreamsEndInError } from "./support/streams.ts";
 
 const A = "/v1/chat/completions";
 const B = "/api/v1/chat.php";
@@ -126,20 +126,7 @@ Deno.test("mid-stream failure: the client's stream ends with an error, recorded 
     s.fake("a").reply = () => ({ content: "alpha beta gamma delta" });
     s.fake("a").streamFault = { after: 2, kind };
 
-    const a = await (await s.gw.post(A, key, { messages: USER_HELLO, stream: true })).text();
-    assert.ok(!a.includes("[DONE]"), `${kind}: no clean finish`);
-    assert.ok(!a.includes('"finish_reason":"stop"'), kind);
-    const lastEvent = JSON.parse(a.trimEnd().split("\n\n").at(-1)!.slice(6));
-    assert.equal(typeof lastEvent.error.message, "string", kind);
-    assert.ok(
-      a.includes('"content":"alpha "') && a.includes('"content":"beta "'),
-      `${kind}: delivered what came`,
-    );
-
-    const b = await (await s.gw.post(B, key, { messages: USER_HELLO, stream: true })).text();
-    const lines = b.trimEnd().split("\n").map((l) => JSON.parse(l));
-    assert.ok(lines.every((l) => l.done !== true), `${kind}: no done line`);
-    assert.equal(typeof lines.at(-1).error, "string", kind);
+    await assertStreamsEndInError(s.gw, key, B, kind, ["alpha ", "beta "]);
 
     assert.equal(s.fake("b").chats.length, 0, `${kind}: no failover after bytes were sent`);
     for (const record of s.gw.usage) {
@@ -158,19 +145,7 @@ Deno.test("openai SDK raises the mid-stream error; the ollama client too", async
   const key = await s.gw.key();
   s.fake().reply = () => ({ content: "alpha beta gamma" });
   s.fake().streamFault = { after: 1, kind: "error-line" };
-  const stream = await openaiClient(s.gw.url, key).chat.completions.create({
-    model: "x",
-    messages: USER_HELLO,
-    stream: true,
-  });
-  await assert.rejects(async () => {
-    for await (const _ of stream);
-  }, (e: unknown) => e instanceof OpenAI.APIError && /CUDA error/.test(e.message));
-  await assert.rejects(async () => {
-    for await (
-      const _ of await ollamaClient(s.gw.url, key, B).chat({ model: "x", messages: USER_HELLO, stream: true })
-    );
-  }, /CUDA error/);
+  await assertClientsRaise(s.gw.url, key, B, /CUDA error/);
 });
 
 Deno.test("a stream that fails before its first chunk fails over to the next server", async () => {

@@ -5,11 +5,9 @@
  */
 
 import type { FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_backend.ts";
-import { LoopbackServer } from "./loopback_server.ts";
+import { FakeBackendBase, pieces, words } from "./fake_base.ts";
 
 export type { FakeMode, ReceivedChat, ScriptedReply, StreamFault };
-
-const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
 
 /** A model entry as /api/tags and /api/ps list it. */
 function modelEntry(name: string) {
@@ -30,82 +28,28 @@ function modelEntry(name: string) {
   };
 }
 
-export class FakeOllama {
-  mode: FakeMode = "ok";
-  /** Answer for each chat; defaults to a greeting naming this server. */
-  reply: (body: Record<string, unknown>) => ScriptedReply = () => ({ content: `Hello from ${this.name}` });
-  readonly received: ReceivedChat[] = [];
-  /** Breaks streamed answers, when set. */
-  streamFault?: StreamFault;
-  /** Pause before each streamed chunk, ms. */
-  chunkDelayMs = 0;
-  /** Streamed answers whose connection the client closed before the end. */
-  streamsCancelled = 0;
-  /** Streamed answers sent to the end. */
-  streamsCompleted = 0;
-  /** Stream chunks handed to the connection so far, over all streams. */
-  chunksSent = 0;
-  /** The models /api/tags lists. */
-  models: string[] = ["m1"];
+export class FakeOllama extends FakeBackendBase {
   /** The models /api/ps lists as loaded; when unset /api/ps answers 404, as a server without it would. */
   loaded?: string[];
-  /** Breaks /api/version, /api/tags and /api/ps: "hang" never answers, "error" answers 500. */
-  probeFault?: "hang" | "error";
-  /** Requests received per path, chat and probes alike. */
-  readonly hits = new Map<string, number>();
-  readonly #net = new LoopbackServer((req) => this.#handle(req));
 
-  private constructor(readonly name: string) {}
+  private constructor(name: string) {
+    super(name, "/api/chat");
+  }
 
   static start(name = "fake"): FakeOllama {
     return new FakeOllama(name);
   }
 
-  get url(): string {
-    return this.#net.url;
-  }
-
-  get paused(): boolean {
-    return this.#net.paused;
-  }
-
-  get chats(): ReceivedChat[] {
-    return this.received.filter((r) => r.path === "/api/chat");
-  }
-
-  /** The body of the most recent chat request. */
-  get last(): Record<string, unknown> {
-    const chats = this.chats;
-    if (!chats.length) throw new Error(`${this.name} received no chat request`);
-    return chats[chats.length - 1].body;
-  }
-
-  close(): Promise<void> {
-    return this.#net.close();
-  }
-
-  /** Stops listening: connections are refused until `resume()`. Hanging answers are let go first. */
-  pause(): Promise<void> {
-    return this.#net.pause();
-  }
-
-  /** Listens again on the same port, so the URL the gateway knows works again. */
-  resume(): void {
-    this.#net.resume();
-  }
-
-  async #handle(req: Request): Promise<Response> {
-    const path = new URL(req.url).pathname;
-    this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
+  protected async handle(path: string, req: Request): Promise<Response> {
     if (path === "/api/version" || path === "/api/tags" || path === "/api/ps") return this.#probe(path, req);
     if (path !== "/api/chat") return Response.json({ error: "not found" }, { status: 404 });
     const body = await req.json();
-    this.received.push({ path, headers: req.headers, body });
+    this.record(path, req, body);
     return this.#chat(body, req.signal);
   }
 
   #probe(path: string, req: Request): Response | Promise<Response> {
-    if (this.probeFault === "hang") return this.#net.hang(req.signal);
+    if (this.probeFault === "hang") return this.hang(req.signal);
     if (this.probeFault === "error") return Response.json({ error: "internal error" }, { status: 500 });
     if (path === "/api/version") return Response.json({ version: "0.33.0" });
     if (path === "/api/tags") return Response.json({ models: this.models.map(modelEntry) });
@@ -122,6 +66,8 @@ export class FakeOllama {
 
   #chat(body: Record<string, unknown>, signal: AbortSignal): Response | Promise<Response> {
     const messages = (body.messages ?? []) as { content?: string; images?: string[] }[];
+    const formatFree = this.formatFreeFault(signal);
+    if (formatFree) return formatFree;
     switch (this.mode) {
       case "error":
         return Response.json({ error: "runner crashed at http://10.0.0.9:1234/completion" }, { status: 500 });
@@ -131,12 +77,6 @@ export class FakeOllama {
         return Response.json({ error: `model '${body.model}' not found` }, { status: 404 });
       case "reject":
         return Response.json({ error: `"${body.model}" does not support thinking` }, { status: 400 });
-      case "garbage":
-        return new Response("<html>oops</html>", { headers: { "Content-Type": "text/html" } });
-      case "malformed":
-        return Response.json({ unexpected: true });
-      case "hang":
-        return this.#net.hang(signal);
       case "text-only":
         if (messages.some((m) => m.images?.length)) {
           return Response.json({ error: "this model is missing data required for image input" }, {
@@ -180,7 +120,7 @@ export class FakeOllama {
         done: false,
       });
     }
-    for (const piece of (r.content ?? "").match(/\S+\s*/g) ?? []) {
+    for (const piece of pieces(r.content ?? "")) {
       chunks.push({ ...head, message: { role: "assistant", content: piece }, done: false });
     }
     if (message.tool_calls) {
@@ -192,37 +132,12 @@ export class FakeOllama {
     }
     const { tool_calls: _t, thinking: _th, ...finalMessage } = message;
     const last = { ...final, message: { ...finalMessage, content: "" } };
-    const fault = this.streamFault;
-    const encoder = new TextEncoder();
-    let sent = 0;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const delay = () => new Promise((resolve) => timer = setTimeout(resolve, this.chunkDelayMs));
-    const stream = new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        if (this.chunkDelayMs) await delay();
-        if (fault && sent === fault.after) {
-          if (fault.kind === "crash") return controller.error(new Error("backend crashed"));
-          if (fault.kind === "garbage") controller.enqueue(encoder.encode("}}not json{{\n"));
-          if (fault.kind === "error-line") {
-            controller.enqueue(encoder.encode(JSON.stringify({ error: "CUDA error: out of memory" }) + "\n"));
-          }
-          if (fault.kind === "stall") await this.#net.stall();
-          return controller.close();
-        }
-        if (sent < chunks.length) {
-          controller.enqueue(encoder.encode(JSON.stringify(chunks[sent++]) + "\n"));
-          this.chunksSent++;
-          return;
-        }
-        controller.enqueue(encoder.encode(JSON.stringify(last) + "\n"));
-        this.streamsCompleted++;
-        controller.close();
-      },
-      cancel: () => {
-        clearTimeout(timer);
-        this.streamsCancelled++;
-      },
-    }, { highWaterMark: 0 });
-    return new Response(stream, { headers: { "Content-Type": "application/x-ndjson" } });
+    const line = (payload: unknown) => JSON.stringify(payload) + "\n";
+    return this.streamed({
+      contentType: "application/x-ndjson",
+      chunks: chunks.map(line),
+      closing: [line(last)],
+      faults: { garbage: ["}}not json{{\n"], "error-line": [line({ error: "CUDA error: out of memory" })] },
+    });
   }
 }

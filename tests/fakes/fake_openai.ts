@@ -7,8 +7,9 @@
  * `stream` a 400, a tool result that answers no call a 400, a missing or wrong `--api-key` a 401. Like
  * FakeOllama it can stop listening and listen again on the same port.
  */
-import type { FakeBackend, FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_backend.ts";
-import { LoopbackServer } from "./loopback_server.ts";
+import type { FakeBackend } from "./fake_backend.ts";
+import { FakeBackendBase, words } from "./fake_base.ts";
+import { answerDeltas, ssePlan, type WireCall } from "./fake_openai_stream.ts";
 
 export type { FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_backend.ts";
 
@@ -26,8 +27,6 @@ export interface FakeOpenAIOptions {
 export const CHAT_PATH = "/v1/chat/completions";
 
 type Json = Record<string, unknown>;
-
-const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
 
 /** Text of a message whether its content is a string or a list of parts. */
 function textOf(content: unknown): string {
@@ -75,47 +74,13 @@ function errorResponse(status: number, type: string, message: string): Response 
 
 const hex = (n: number) => crypto.randomUUID().replaceAll("-", "").slice(0, n);
 
-/** Splits a tool call's JSON arguments the way a tool parser streams them: in a few uneven pieces. */
-function fragments(text: string): string[] {
-  const size = Math.max(1, Math.ceil(text.length / 3));
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
-}
-
-const sse = (payload: unknown) =>
-  `data: ${typeof payload === "string" ? payload : JSON.stringify(payload)}\n\n`;
-
-export class FakeOpenAI implements FakeBackend, AsyncDisposable {
-  mode: FakeMode = "ok";
-  /** Answer for each chat; defaults to a greeting naming this server. */
-  reply: (body: Json) => ScriptedReply = () => ({ content: `Hello from ${this.name}` });
-  readonly received: ReceivedChat[] = [];
-  /** Breaks streamed answers, when set. */
-  streamFault?: StreamFault;
-  /** Pause before each streamed chunk, ms. */
-  chunkDelayMs = 0;
-  /** Streamed answers whose connection the client closed before the end. */
-  streamsCancelled = 0;
-  /** Streamed answers sent to the end. */
-  streamsCompleted = 0;
-  /**
-   * Answer chunks (reasoning, content, tool-call fragments) handed to the connection so far, over all streams.
-   * The role-only opening chunk and the trailer (finish, usage, [DONE]) are framing and not counted, so
-   * `streamFault.after` means the same as with FakeOllama.
-   */
-  chunksSent = 0;
-  /** The models /v1/models lists; a chat naming another one gets vLLM's 404. */
-  models: string[];
+export class FakeOpenAI extends FakeBackendBase implements FakeBackend, AsyncDisposable {
   reasoningField: ReasoningField;
   apiKey?: string;
-  /** Breaks /v1/models and /health: "hang" never answers, "error" answers 500. */
-  probeFault?: "hang" | "error";
-  /** Requests received per path, chat and probes alike. */
-  readonly hits = new Map<string, number>();
-  readonly #net = new LoopbackServer((req) => this.#handle(req));
 
-  private constructor(readonly name: string, options: FakeOpenAIOptions) {
+  private constructor(name: string, options: FakeOpenAIOptions) {
+    super(name, CHAT_PATH);
+    // A chat naming a model not in this list gets vLLM's 404.
     this.models = options.models ?? ["m1"];
     this.reasoningField = options.reasoningField ?? "reasoning_content";
     this.apiKey = options.apiKey;
@@ -125,57 +90,22 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
     return new FakeOpenAI(name, options);
   }
 
-  get url(): string {
-    return this.#net.url;
-  }
-
-  get paused(): boolean {
-    return this.#net.paused;
-  }
-
-  get chats(): ReceivedChat[] {
-    return this.received.filter((r) => r.path === CHAT_PATH);
-  }
-
-  /** The body of the most recent chat request. */
-  get last(): Json {
-    const chats = this.chats;
-    if (!chats.length) throw new Error(`${this.name} received no chat request`);
-    return chats[chats.length - 1].body;
-  }
-
-  close(): Promise<void> {
-    return this.#net.close();
-  }
-
-  /** Stops listening: connections are refused until `resume()`. Hanging answers are let go first. */
-  pause(): Promise<void> {
-    return this.#net.pause();
-  }
-
-  /** Listens again on the same port, so the URL the gateway knows works again. */
-  resume(): void {
-    this.#net.resume();
-  }
-
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
 
-  async #handle(req: Request): Promise<Response> {
-    const path = new URL(req.url).pathname;
-    this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
+  protected async handle(path: string, req: Request): Promise<Response> {
     const text = await req.text();
     let body: Json = {};
     try {
       if (text) body = JSON.parse(text);
     } catch {
-      this.received.push({ path, headers: req.headers, body });
+      this.record(path, req, body);
       return errorResponse(400, "BadRequestError", "Expecting value: line 1 column 1 (char 0)");
     }
-    this.received.push({ path, headers: req.headers, body });
+    this.record(path, req, body);
     const probe = path === "/health" || path === "/v1/models";
-    if (probe && this.probeFault === "hang") return this.#net.hang(req.signal);
+    if (probe && this.probeFault === "hang") return this.hang(req.signal);
     if (probe && this.probeFault === "error") {
       return errorResponse(500, "InternalServerError", "EngineCore encountered an issue");
     }
@@ -198,6 +128,8 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
 
   #chat(body: Json, signal: AbortSignal): Response | Promise<Response> {
     const messages = (Array.isArray(body.messages) ? body.messages : []) as Json[];
+    const formatFree = this.formatFreeFault(signal);
+    if (formatFree) return formatFree;
     switch (this.mode) {
       case "error":
         return errorResponse(
@@ -218,12 +150,6 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
           "BadRequestError",
           "This model's maximum context length is 4096 tokens. However, you requested 9000 tokens.",
         );
-      case "garbage":
-        return new Response("<html>oops</html>", { headers: { "Content-Type": "text/html" } });
-      case "malformed":
-        return Response.json({ unexpected: true });
-      case "hang":
-        return this.#net.hang(signal);
       case "text-only":
         if (hasImagePart(messages)) {
           // llama.cpp's words for a model loaded without a multimodal projector.
@@ -249,7 +175,7 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
     const r = this.reply(body);
     const content = r.content ?? "";
     // Like vLLM with --enable-auto-tool-choice: tool calls only when the request offered tools.
-    const calls = r.toolCalls && Array.isArray(body.tools) && body.tools.length
+    const calls: WireCall[] = r.toolCalls && Array.isArray(body.tools) && body.tools.length
       ? r.toolCalls.map((c) => ({
         id: c.id ?? `chatcmpl-tool-${hex(16)}`,
         name: c.name,
@@ -293,85 +219,8 @@ export class FakeOpenAI implements FakeBackend, AsyncDisposable {
       });
     }
 
-    const deltas: Json[] = [];
-    for (const piece of (r.thinking ?? "").match(/\S+\s*/g) ?? []) {
-      deltas.push({ [this.reasoningField]: piece });
-    }
-    for (const piece of content.match(/\S+\s*/g) ?? []) deltas.push({ content: piece });
-    calls.forEach((c, index) => {
-      deltas.push({
-        tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: "" } }],
-      });
-      for (const part of fragments(c.args)) {
-        deltas.push({ tool_calls: [{ index, function: { arguments: part } }] });
-      }
-    });
+    const deltas = answerDeltas({ field: this.reasoningField, text: r.thinking ?? "" }, content, calls);
     const includeUsage = (body.stream_options as Json | undefined)?.include_usage === true;
-    return this.#stream(head, deltas, finish, includeUsage ? usage : undefined);
-  }
-
-  /**
-   * Streams as vLLM does: a role-only opening chunk, the deltas one per event, the finish reason (riding on the
-   * last delta when generation hit the token limit, else on an empty delta of its own, as after an EOS token),
-   * the usage chunk with empty choices when asked for, and `data: [DONE]`.
-   */
-  #stream(head: Json, deltas: Json[], finish: string, usage?: Json): Response {
-    const chunk = (delta: Json, finishReason: string | null = null) => ({
-      ...head,
-      object: "chat.completion.chunk",
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-    });
-    const finishOnLast = finish === "length" && deltas.length > 0;
-    const fault = this.streamFault;
-    const encoder = new TextEncoder();
-    const send = (controller: ReadableStreamDefaultController<Uint8Array>, payload: unknown) =>
-      controller.enqueue(encoder.encode(sse(payload)));
-    let opened = false;
-    let sent = 0;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const delay = () => new Promise((resolve) => timer = setTimeout(resolve, this.chunkDelayMs));
-    const stream = new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        if (this.chunkDelayMs) await delay();
-        if (!opened) {
-          opened = true;
-          return send(controller, chunk({ role: "assistant", content: "" }));
-        }
-        if (fault && sent === fault.after) {
-          if (fault.kind === "crash") return controller.error(new Error("backend crashed"));
-          if (fault.kind === "garbage") send(controller, "}}not json{{");
-          if (fault.kind === "error-line") {
-            // vLLM reports a failure inside the stream this way, then still ends it with [DONE].
-            send(controller, {
-              error: {
-                message: "CUDA error: out of memory",
-                type: "InternalServerError",
-                param: null,
-                code: 500,
-              },
-            });
-            send(controller, "[DONE]");
-          }
-          if (fault.kind === "stall") await this.#net.stall();
-          return controller.close();
-        }
-        if (sent < deltas.length) {
-          const last = sent === deltas.length - 1;
-          send(controller, chunk(deltas[sent++], last && finishOnLast ? finish : null));
-          this.chunksSent++;
-          return;
-        }
-        if (!finishOnLast) send(controller, chunk({ content: "" }, finish));
-        if (usage) send(controller, { ...head, object: "chat.completion.chunk", choices: [], usage });
-        send(controller, "[DONE]");
-        this.streamsCompleted++;
-        controller.close();
-      },
-      cancel: () => {
-        clearTimeout(timer);
-        this.streamsCancelled++;
-      },
-    }, { highWaterMark: 0 });
-    return new Response(stream, { headers: { "Content-Type": "text/event-stream; charset=utf-8" } });
+    return this.streamed(ssePlan(head, deltas, finish, includeUsage ? usage : undefined));
   }
 }

@@ -1,0 +1,162 @@
+/**
+ * What the fake backends share beyond their wire format: the scripting and counters of FakeBackend, the
+ * record of requests, the loopback server they listen on, the fault modes that answer alike in any format, and
+ * the rules of a streamed answer (chunk delay, where a stream fault strikes, what counts as sent, completed or
+ * cancelled). Kept in one place so that `streamFault.after` or `streamsCancelled` cannot come to mean one
+ * thing for one fake and another for the other; each fake only says how its server puts things on the wire.
+ */
+import type { FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_backend.ts";
+import { LoopbackServer } from "./loopback_server.ts";
+
+type Json = Record<string, unknown>;
+
+/** Token counts a fake reports when the reply does not script them. */
+export const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
+
+/** The pieces a text is streamed in, as a model emits it: a word with the space after it. */
+export const pieces = (s: string): string[] => s.match(/\S+\s*/g) ?? [];
+
+/** One streamed answer in its wire format, for `FakeBackendBase.streamed` to send. */
+export interface StreamPlan {
+  contentType: string;
+  /** Framing before the first answer chunk: neither counted nor a place a fault strikes. */
+  opening?: string;
+  /** The answer chunks, as sent: what `chunksSent` counts and `streamFault.after` refers to. */
+  chunks: string[];
+  /** What ends a complete answer (final line, or finish, usage and end marker), each piece on its own. */
+  closing: string[];
+  /** What a "garbage" or an "error-line" stream fault sends before the stream ends. */
+  faults: Record<"garbage" | "error-line", string[]>;
+}
+
+export abstract class FakeBackendBase {
+  mode: FakeMode = "ok";
+  /** Answer for each chat; defaults to a greeting naming this server. */
+  reply: (body: Json) => ScriptedReply = () => ({ content: `Hello from ${this.name}` });
+  readonly received: ReceivedChat[] = [];
+  /** Breaks streamed answers, when set. */
+  streamFault?: StreamFault;
+  /** Pause before each streamed chunk, ms. */
+  chunkDelayMs = 0;
+  /** Streamed answers whose connection the client closed before the end. */
+  streamsCancelled = 0;
+  /** Streamed answers sent to the end. */
+  streamsCompleted = 0;
+  /** Answer chunks handed to the connection so far, over all streams; framing is not counted. */
+  chunksSent = 0;
+  /** The models the server lists as carried. */
+  models: string[] = ["m1"];
+  /** Breaks the endpoints a health probe asks: "hang" never answers, "error" answers 500. */
+  probeFault?: "hang" | "error";
+  /** Requests received per path, chat and probes alike. */
+  readonly hits = new Map<string, number>();
+  readonly #net = new LoopbackServer((req) => this.#route(req));
+  readonly #chatPath: string;
+
+  protected constructor(readonly name: string, chatPath: string) {
+    this.#chatPath = chatPath;
+  }
+
+  get url(): string {
+    return this.#net.url;
+  }
+
+  get paused(): boolean {
+    return this.#net.paused;
+  }
+
+  get chats(): ReceivedChat[] {
+    return this.received.filter((r) => r.path === this.#chatPath);
+  }
+
+  /** The body of the most recent chat request. */
+  get last(): Json {
+    const chats = this.chats;
+    if (!chats.length) throw new Error(`${this.name} received no chat request`);
+    return chats[chats.length - 1].body;
+  }
+
+  close(): Promise<void> {
+    return this.#net.close();
+  }
+
+  /** Stops listening: connections are refused until `resume()`. Hanging answers are let go first. */
+  pause(): Promise<void> {
+    return this.#net.pause();
+  }
+
+  /** Listens again on the same port, so the URL the gateway knows works again. */
+  resume(): void {
+    this.#net.resume();
+  }
+
+  /** Answers a request whose hit is already counted. */
+  protected abstract handle(path: string, req: Request): Response | Promise<Response>;
+
+  protected record(path: string, req: Request, body: Json): void {
+    this.received.push({ path, headers: req.headers, body });
+  }
+
+  protected hang(signal: AbortSignal): Promise<Response> {
+    return this.#net.hang(signal);
+  }
+
+  /** The answer of a fault mode that looks the same in every wire format; undefined for the other modes. */
+  protected formatFreeFault(signal: AbortSignal): Response | Promise<Response> | undefined {
+    switch (this.mode) {
+      case "garbage":
+        return new Response("<html>oops</html>", { headers: { "Content-Type": "text/html" } });
+      case "malformed":
+        return Response.json({ unexpected: true });
+      case "hang":
+        return this.hang(signal);
+    }
+    return undefined;
+  }
+
+  /** Sends a planned answer one piece per read, so delays, faults and cancels land between chunks. */
+  protected streamed(plan: StreamPlan): Response {
+    const fault = this.streamFault;
+    const encoder = new TextEncoder();
+    let opening = plan.opening;
+    let sent = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const delay = () => new Promise((resolve) => timer = setTimeout(resolve, this.chunkDelayMs));
+    const stream = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        const send = (text: string) => controller.enqueue(encoder.encode(text));
+        if (this.chunkDelayMs) await delay();
+        if (opening !== undefined) {
+          send(opening);
+          opening = undefined;
+          return;
+        }
+        if (fault && sent === fault.after) {
+          if (fault.kind === "crash") return controller.error(new Error("backend crashed"));
+          if (fault.kind === "garbage" || fault.kind === "error-line") plan.faults[fault.kind].forEach(send);
+          if (fault.kind === "stall") await this.#net.stall();
+          return controller.close();
+        }
+        if (sent < plan.chunks.length) {
+          send(plan.chunks[sent++]);
+          this.chunksSent++;
+          return;
+        }
+        plan.closing.forEach(send);
+        this.streamsCompleted++;
+        controller.close();
+      },
+      cancel: () => {
+        clearTimeout(timer);
+        this.streamsCancelled++;
+      },
+    }, { highWaterMark: 0 });
+    return new Response(stream, { headers: { "Content-Type": plan.contentType } });
+  }
+
+  #route(req: Request): Response | Promise<Response> {
+    const path = new URL(req.url).pathname;
+    this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
+    return this.handle(path, req);
+  }
+}
