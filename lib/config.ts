@@ -12,6 +12,9 @@ const ConfigSchema = z.object({
   HOST: z.string().min(1).default("0.0.0.0"),
   GATEWAY_KV: z.string().min(1).optional(),
   GATEWAY_ADMIN_TOKEN: z.string().min(1).optional(),
+  /** A second listener serving only /metrics, without the admin token, for a scraper on a private network. */
+  GATEWAY_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  GATEWAY_METRICS_HOST: z.string().min(1).default("127.0.0.1"),
   /** Proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For is believed. */
   GATEWAY_TRUST_PROXY: z.string().optional().transform((text, ctx) => {
     const entries = (text ?? "").split(",").map((s) => s.trim()).filter(Boolean);
@@ -23,6 +26,8 @@ const ConfigSchema = z.object({
   }),
   /** Largest accepted request body; images make chat bodies large, so the default is generous. */
   GATEWAY_MAX_BODY_BYTES: positiveInt(20 * 1024 * 1024),
+  /** Time allowed for a whole request body to arrive; a slow upload would otherwise hold its request open. */
+  GATEWAY_BODY_TIMEOUT_MS: positiveInt(30_000),
   /** How long a backend may take to accept a TCP connection (checked when it was not reached recently). */
   GATEWAY_CONNECT_TIMEOUT_MS: positiveInt(3_000),
   /** How long to wait for a backend's response headers; a cold model can take a while to load. */
@@ -40,6 +45,8 @@ const ConfigSchema = z.object({
   GATEWAY_PROBE_TIMEOUT_MS: positiveInt(2_000),
   /** How often a running gateway looks for admin changes in the store. */
   GATEWAY_RELOAD_INTERVAL_MS: positiveInt(250),
+  /** How long a stopping gateway lets running requests and streams finish before it ends them. */
+  GATEWAY_SHUTDOWN_GRACE_MS: positiveInt(10_000),
 });
 
 export interface Config {
@@ -48,8 +55,12 @@ export interface Config {
   /** A file path or a KV Connect URL; undefined means the embedded default file. */
   kvPath?: string;
   adminToken?: string;
+  /** Where /metrics is also served without the token; undefined: only on the main port, behind the token. */
+  metricsPort?: number;
+  metricsHost: string;
   trustProxy: string[];
   maxBodyBytes: number;
+  bodyTimeoutMs: number;
   connectTimeoutMs: number;
   firstByteTimeoutMs: number;
   responseTimeoutMs: number;
@@ -59,6 +70,7 @@ export interface Config {
   breakerOpenMs: number;
   probeIntervalMs: number;
   probeTimeoutMs: number;
+  shutdownGraceMs: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -73,8 +85,11 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     host: e.HOST,
     kvPath: e.GATEWAY_KV,
     adminToken: e.GATEWAY_ADMIN_TOKEN,
+    metricsPort: e.GATEWAY_METRICS_PORT,
+    metricsHost: e.GATEWAY_METRICS_HOST,
     trustProxy: e.GATEWAY_TRUST_PROXY,
     maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
+    bodyTimeoutMs: e.GATEWAY_BODY_TIMEOUT_MS,
     connectTimeoutMs: e.GATEWAY_CONNECT_TIMEOUT_MS,
     firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
     responseTimeoutMs: e.GATEWAY_RESPONSE_TIMEOUT_MS,
@@ -84,6 +99,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     breakerOpenMs: e.GATEWAY_BREAKER_OPEN_MS,
     probeIntervalMs: e.GATEWAY_PROBE_INTERVAL_MS,
     probeTimeoutMs: e.GATEWAY_PROBE_TIMEOUT_MS,
+    shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS,
   };
 }
 

@@ -10,6 +10,7 @@ import { LiveTotals } from "./usage/live_totals.ts";
 import { Policy } from "./policy/mod.ts";
 import { HealthProber, ServerState } from "./routing/mod.ts";
 import { Reachability } from "./backends/reachability.ts";
+import { GatewayMetrics } from "./metrics/mod.ts";
 
 export interface Deps {
   config: Config;
@@ -28,6 +29,8 @@ export interface Deps {
   reach: Reachability;
   /** Probes the servers in the background; absent where nothing probes (some tests). */
   prober?: HealthProber;
+  /** Prometheus figures; absent where nothing scrapes (some tests and benches). */
+  metrics?: GatewayMetrics;
 }
 
 /** The running gateway's services, with what must be closed (and flushed) on shutdown. */
@@ -80,6 +83,7 @@ export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDe
     random: Math.random,
     fetch: globalThis.fetch,
     ...routing,
+    metrics: new GatewayMetrics(() => routing.servers.status()),
     ...meteredServices(kv, config, view, (e) => console.error("gateway: usage ledger:", e)),
   };
 }

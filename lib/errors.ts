@@ -12,6 +12,7 @@ export type ErrorCode =
   | "not_found"
   | "method_not_allowed"
   | "payload_too_large"
+  | "request_timeout"
   | "unsupported_media_type"
   | "rate_limited"
   | "quota_exceeded"
@@ -19,6 +20,7 @@ export type ErrorCode =
   | "no_healthy_server"
   | "image_not_supported"
   | "store_unavailable"
+  | "shutting_down"
   | "internal_error";
 
 export class GatewayError extends Error {
@@ -86,9 +88,18 @@ export class PayloadTooLarge extends GatewayError {
   }
 }
 
+/** The client took longer than allowed to send its body (slow uploads would otherwise hold a slot forever). */
+export class RequestTimeout extends GatewayError {
+  constructor(limitMs: number) {
+    super(408, "request_timeout", `Request body was not received within ${limitMs} ms`);
+  }
+}
+
 export class UnsupportedMediaType extends GatewayError {
   constructor(got: string) {
-    super(415, "unsupported_media_type", `Content-Type must be application/json, got ${got || "none"}`);
+    // Echo only the start of what the client sent: a header can be tens of kilobytes.
+    const shown = got.length > 80 ? `${got.slice(0, 80)}…` : got || "none";
+    super(415, "unsupported_media_type", `Content-Type must be application/json, got ${shown}`);
   }
 }
 
@@ -139,6 +150,13 @@ export class QuotaExceeded extends GatewayError {
 export class StoreUnavailable extends GatewayError {
   constructor(what: string, override readonly cause?: unknown) {
     super(503, "store_unavailable", `The gateway cannot check the ${what} right now; try again shortly`);
+  }
+}
+
+/** The gateway is stopping and ended this request or stream at the end of its shutdown grace period. */
+export class ShuttingDown extends GatewayError {
+  constructor() {
+    super(503, "shutting_down", "The gateway is shutting down; send the request again");
   }
 }
 

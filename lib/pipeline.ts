@@ -64,7 +64,7 @@ export async function runChat(
   client: ClientInfo,
   deps: Deps,
 ): Promise<Response> {
-  const account = new RequestAccount(deps.usage, face.name, deps.now());
+  const account = new RequestAccount(deps.usage, face.name, deps.now(), deps.metrics);
   let admitted: Record<string, string> = {};
   try {
     const key = account.key = await authenticate(request.headers.get("authorization"), deps.view);
@@ -73,7 +73,7 @@ export async function runChat(
       { headers: request.headers, peer: client.address },
       account.startedAt,
     );
-    const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config.maxBodyBytes)), key);
+    const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config)), key);
     account.noteRequest(shaped);
     const candidates = weightedOrder(
       routableCandidates(deps.view.snapshot, key, deps.servers),

@@ -13,6 +13,7 @@ import { manifest } from "../routes.gen.ts";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
 import type { UsageRecord } from "../lib/usage/types.ts";
 import type { UsageLedger } from "../lib/usage/mod.ts";
+import { GatewayMetrics } from "../lib/metrics/mod.ts";
 
 export interface GatewayOptions {
   config?: Partial<Config>;
@@ -61,6 +62,7 @@ export class TestGateway {
       servers: routing.servers,
       reach: routing.reach,
       prober: routing.prober,
+      metrics: new GatewayMetrics(() => routing.servers.status()),
       // The real ledger, so quotas and counters work as in production; the list lets tests read records at once.
       usage: {
         record: (r) => {

@@ -13,12 +13,45 @@ const PATHS = {
   "/api/v1/chat.php": "ollama",
 } as const;
 
+/** The admin side: GET only, JSON errors in format A's shape. */
+const ADMIN_PATHS = {
+  "/admin": "GET",
+  "/admin/feed": "GET",
+  "/admin/status": "GET",
+  "/admin/login": "POST",
+  "/admin/logout": "POST",
+  "/metrics": "GET",
+} as const;
+
 Deno.test("routes.gen.ts matches the files under routes/", async () => {
   const expected = renderManifest(await listRouteFiles(root));
   const actual = await Deno.readTextFile(`${root}/${MANIFEST_FILE}`);
   assert.equal(actual, expected, "routes.gen.ts is stale: run `deno task manifest`");
   const { manifest } = await import("../routes.gen.ts");
-  assert.deepEqual(manifest.map((e) => e.path).sort(), Object.keys(PATHS).sort());
+  assert.deepEqual(
+    manifest.map((e) => e.path).sort(),
+    [...Object.keys(PATHS), ...Object.keys(ADMIN_PATHS)].sort(),
+  );
+});
+
+Deno.test("the committed island bundle is what `deno task bundle` builds from the sources", async () => {
+  const out = await Deno.makeTempFile({ suffix: ".js" });
+  try {
+    const task = JSON.parse(await Deno.readTextFile(`${root}/deno.json`)).tasks.bundle as string;
+    const args = task.split(" ").slice(1).map((a) => a === "static/bundle/islands.js" ? out : a);
+    const built = await new Deno.Command(Deno.execPath(), {
+      args,
+      cwd: root,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
+    const fresh = await Deno.readTextFile(out);
+    const committed = await Deno.readTextFile(`${root}/static/bundle/islands.js`);
+    assert.ok(fresh === committed, "static/bundle/islands.js is stale: run `deno task bundle`");
+  } finally {
+    await Deno.remove(out);
+  }
 });
 
 Deno.test("every public path answers POST in its own format", async () => {

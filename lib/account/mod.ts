@@ -27,6 +27,8 @@ export class RequestAccount {
     private readonly sink: UsageSink,
     private readonly face: FaceName,
     readonly startedAt: number,
+    /** Sees each record too (the metrics), in the same turn it is reported. */
+    private readonly observer?: { observe(record: UsageRecord): void },
   ) {}
 
   /** The shaped request: whether it streams, and how much prompt an estimate would bill. */
@@ -94,5 +96,6 @@ export class RequestAccount {
     if (errorCode !== undefined) record.errorCode = errorCode;
     if (ttfb !== undefined) record.ttfbMs = Math.round(ttfb * 1000) / 1000;
     this.sink.record(record);
+    this.observer?.observe(record);
   }
 }

@@ -4,6 +4,7 @@
  * Unknown fields are ignored, as SDKs add new ones over time.
  */
 import { z } from "zod";
+import { arrayOf } from "./first_issue_array.ts";
 
 /** What Ollama accepts for keep_alive: seconds, or a Go duration such as "5m" or "1h30m". */
 const GO_DURATION = /^-?(\d+(\.\d+)?|(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+)$/;
@@ -30,9 +31,9 @@ const ToolCallBody = z.object({
 
 export const MessageBody = z.object({
   role: z.enum(["system", "developer", "user", "assistant", "tool"]),
-  content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
-  images: z.array(z.string()).optional(),
-  tool_calls: z.array(ToolCallBody).optional(),
+  content: z.union([z.string(), arrayOf(ContentPart), z.null()]).optional(),
+  images: arrayOf(z.string()).optional(),
+  tool_calls: arrayOf(ToolCallBody).optional(),
   tool_call_id: z.string().optional(),
   tool_name: z.string().optional(),
   name: z.string().optional(),
@@ -52,7 +53,7 @@ const OptionFields = {
   presence_penalty: finite.optional(),
   frequency_penalty: finite.optional(),
   seed: int.optional(),
-  stop: z.union([z.string(), z.array(z.string())]).optional(),
+  stop: z.union([z.string(), arrayOf(z.string())]).optional(),
   num_ctx: int.positive().optional(),
   num_predict: int.optional(),
 };
@@ -87,7 +88,7 @@ const ResponseFormatBody = z.discriminatedUnion("type", [
 
 export const ChatBody = z.object({
   model: z.string().optional(),
-  messages: z.array(MessageBody).min(1),
+  messages: arrayOf(MessageBody, 1),
   stream: z.boolean().optional(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
   max_tokens: int.positive().nullable().optional(),
@@ -99,7 +100,7 @@ export const ChatBody = z.object({
   think: z.union([z.boolean(), z.enum(["low", "medium", "high", "max"])]).optional(),
   response_format: ResponseFormatBody.optional(),
   format: z.union([z.literal("json"), z.literal(""), z.record(z.string(), z.unknown())]).optional(),
-  tools: z.array(ToolBody).optional(),
+  tools: arrayOf(ToolBody).optional(),
   tool_choice: ToolChoiceBody.optional(),
   keep_alive: z.union([
     finite,

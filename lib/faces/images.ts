@@ -23,7 +23,9 @@ function fromDataUri(uri: string, field: string): string {
   if (!match) throw new InvalidRequest(`Cannot parse request: "${field}" is not a valid data: URI`);
   const [, mediaType, params, data] = match;
   if (mediaType && !/^image\/[a-z0-9.+-]+$/i.test(mediaType)) {
-    throw new InvalidRequest(`Cannot parse request: "${field}" must be an image, got ${mediaType}`);
+    // The media type is the client's own text, as long as the body allows: echo only its start.
+    const shown = mediaType.length > 80 ? `${mediaType.slice(0, 80)}…` : mediaType;
+    throw new InvalidRequest(`Cannot parse request: "${field}" must be an image, got ${shown}`);
   }
   if (!params.split(";").includes("base64")) {
     throw new InvalidRequest(

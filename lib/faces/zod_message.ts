@@ -10,11 +10,22 @@ function fieldPath(path: readonly PropertyKey[]): string {
 }
 
 export function describeZodError(error: z.ZodError): string {
-  const issue = error.issues[0];
+  return describeIssue(error.issues[0]);
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
   const field = JSON.stringify(fieldPath(issue.path));
   switch (issue.code) {
     case "invalid_type":
-      return `${field} must be ${issue.expected === "array" ? "an array" : `a ${issue.expected}`}`;
+      return `${field} must be ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
+    case "invalid_union": {
+      // The branch that got furthest into the value is the one the client meant: name the field inside it.
+      const deepest = issue.errors.map((branch) => branch[0]).filter((first) => first?.path.length)
+        .sort((a, b) => b.path.length - a.path.length)[0];
+      return deepest
+        ? describeIssue({ ...deepest, path: [...issue.path, ...deepest.path] })
+        : `${field} has an invalid type or value`;
+    }
     case "invalid_value":
       return `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "too_small":

@@ -8,6 +8,7 @@ import { MethodNotAllowed, NotFound } from "../errors.ts";
 import { FACES } from "../faces/mod.ts";
 import { errorResponse } from "./respond.ts";
 import type { RouteModule } from "./route.ts";
+import { staticResponse } from "./static_files.ts";
 
 export interface ManifestEntry {
   path: string;
@@ -34,6 +35,7 @@ export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{
       return handler(c.req.raw, { address: peerAddress(c.env?.remoteAddr) });
     });
   }
+  app.on(["GET", "HEAD"], "/static/*", (c) => staticResponse(c.req.path, c.req.raw) ?? c.notFound());
   app.notFound((c) => errorResponse(FACES.openai, new NotFound(c.req.path)));
   app.onError((error) => errorResponse(FACES.openai, error));
   return app;

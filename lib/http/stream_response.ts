@@ -1,8 +1,9 @@
 /**
  * @module A streamed answer as an HTTP response. The body is pulled: the next backend event is read only when
  * the client has taken the previous one, so a slow client slows the backend instead of filling memory. A client
- * that leaves aborts the backend call at once. After the first byte an error can no longer change the status,
- * so it ends the stream in the face's own error form.
+ * that leaves aborts the backend call at once. After the first byte an error can no longer change the
+ * status, so it ends the stream in the face's own error form; a gateway that stops ends its open streams the
+ * same way.
  */
 import type { ChatEvent } from "../chat/types.ts";
 import { BackendFailure, GatewayError } from "../errors.ts";
@@ -28,18 +29,66 @@ function deltaChars(event: ChatEvent): number {
   return n;
 }
 
+/**
+ * The streams this isolate is sending. A stopping gateway ends those still open at the end of its grace
+ * period, and any opened after that at once, so each is recorded (partial, like a broken stream) before the
+ * ledger's last flush instead of vanishing with the process.
+ */
+export class OpenStreams {
+  readonly #ends = new Set<(error: GatewayError) => void>();
+  readonly #bodies = new WeakSet<ReadableStream<Uint8Array>>();
+  #stopped?: GatewayError;
+
+  get size(): number {
+    return this.#ends.size;
+  }
+
+  /** Ends every open stream with `error`, and from now on every new one as it opens; returns how many. */
+  endAll(error: GatewayError): number {
+    this.#stopped = error;
+    const ends = [...this.#ends];
+    for (const end of ends) end(error);
+    return ends.length;
+  }
+
+  /** Whether `body` is a chat stream's; other open-ended bodies (an event feed) need not outlive a stop. */
+  carries(body: ReadableStream<Uint8Array> | null): boolean {
+    return body !== null && this.#bodies.has(body);
+  }
+
+  mark(body: ReadableStream<Uint8Array>): void {
+    this.#bodies.add(body);
+  }
+
+  /** Registers a stream's way to end; returns its removal. */
+  add(end: (error: GatewayError) => void): () => void {
+    if (this.#stopped) {
+      end(this.#stopped);
+      return () => {};
+    }
+    this.#ends.add(end);
+    return () => this.#ends.delete(end);
+  }
+}
+
+/** Every stream of this isolate, unless a caller keeps its own set. */
+export const openStreams = new OpenStreams();
+
 export function streamResponse(
   renderer: StreamRenderer,
   stream: EventStream,
   onEnd: (end: StreamEnd) => void,
+  streams: OpenStreams = openStreams,
 ): Response {
   const encoder = new TextEncoder();
   const events = stream.events[Symbol.asyncIterator]();
   const end: StreamEnd = { clientLeft: false, deliveredChars: 0 };
   let ended = false;
+  let forget = () => {};
   const finish = () => {
     if (!ended) {
       ended = true;
+      forget();
       onEnd(end);
     }
   };
@@ -49,10 +98,22 @@ export function streamResponse(
   };
 
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      forget = streams.add((error) => {
+        if (ended) return;
+        end.error = error;
+        stream.abort();
+        send(controller, renderer.error(error));
+        controller.close();
+        finish();
+      });
+    },
     async pull(controller) {
       try {
         for (;;) {
           const next = await events.next();
+          // Ended by the gateway while this read waited: the event was never delivered.
+          if (ended) return;
           if (next.done) throw new BackendFailure("the model server's stream ended early", false, true);
           const event = next.value;
           end.deliveredChars += deltaChars(event);
@@ -82,6 +143,7 @@ export function streamResponse(
       finish();
     },
   });
+  streams.mark(body);
   return new Response(body, {
     headers: { "Content-Type": renderer.contentType, "Cache-Control": "no-cache", "X-Accel-Buffering": "no" },
   });

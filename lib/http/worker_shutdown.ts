@@ -1,42 +1,66 @@
 /**
- * @module Shutdown under `deno serve --parallel`. Each worker isolate has its own usage ledger, and the first
- * `Deno.exit` in any worker ends the whole process, so no worker may exit while another still has records to
- * write. The workers know each other through a BroadcastChannel: on SIGINT/SIGTERM each one flushes and says
- * so, and the one that hears the last of them exits the process. A bounded wait covers a worker that hangs.
+ * @module Shutdown under `deno serve --parallel`. Each worker isolate has its own requests in flight and its
+ * own usage ledger, and the first `Deno.exit` in any worker ends the whole process, so no worker may exit
+ * while another still has requests to finish or records to write. The workers know each other through a
+ * BroadcastChannel: on SIGINT/SIGTERM each one drains and flushes and says so, and the one that hears the
+ * last of them exits the process, with status 1 if any worker could not write its records. A bounded wait
+ * covers a worker that hangs.
+ *
+ * The runtime owns the listener, out of the workers' reach; Deno 2.9 closes it on the signal. A request that
+ * still reaches a stopping worker (on a connection kept alive from before) is answered 503 by the drain.
  */
 
-type Message = { type: "hello" | "here" | "done"; id: string };
+type Message = { type: "hello" | "here" | "done"; id: string; failed?: boolean };
 
-export function coordinateShutdown(flush: () => Promise<void>, graceMs = 15_000): void {
+const SIGNALS = ["SIGINT", "SIGTERM"] as const;
+
+export interface WorkerShutdown {
+  /** Ends the worker's requests (bounded) and writes what it has pending; rejects if writing failed. */
+  drainAndFlush: () => Promise<void>;
+  /** A second signal: the drain stops waiting. */
+  hurry?: () => void;
+  /** Beyond this, the process exits whether or not every worker said it was done. */
+  hangMs: number;
+}
+
+export function coordinateShutdown({ drainAndFlush, hurry, hangMs }: WorkerShutdown): void {
   const id = crypto.randomUUID();
   const channel = new BroadcastChannel("gateway-shutdown");
   const peers = new Set<string>([id]);
   const done = new Set<string>();
+  let failed = false;
   let stopping = false;
 
   const exitWhenAllDone = () => {
-    if (stopping && [...peers].every((peer) => done.has(peer))) Deno.exit(0);
+    if (stopping && [...peers].every((peer) => done.has(peer))) Deno.exit(failed ? 1 : 0);
   };
   channel.onmessage = ({ data }: MessageEvent<Message>) => {
     peers.add(data.id);
     if (data.type === "hello") channel.postMessage({ type: "here", id } satisfies Message);
-    if (data.type === "done") done.add(data.id);
+    if (data.type === "done") {
+      done.add(data.id);
+      failed ||= data.failed === true;
+    }
     exitWhenAllDone();
   };
   channel.postMessage({ type: "hello", id } satisfies Message);
 
   const stop = async () => {
-    if (stopping) return;
+    if (stopping) return hurry?.();
     stopping = true;
-    setTimeout(() => Deno.exit(0), graceMs);
+    setTimeout(() => {
+      console.error("gateway: a worker did not finish its shutdown in time; exiting");
+      Deno.exit(1);
+    }, hangMs);
     try {
-      await flush();
+      await drainAndFlush();
     } catch (error) {
-      console.error("gateway: flush at shutdown failed:", error);
+      console.error("gateway: writing pending usage at shutdown failed:", error);
+      failed = true;
     }
     done.add(id);
-    channel.postMessage({ type: "done", id } satisfies Message);
+    channel.postMessage({ type: "done", id, failed } satisfies Message);
     exitWhenAllDone();
   };
-  for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, stop);
+  for (const signal of SIGNALS) Deno.addSignalListener(signal, () => void stop());
 }

@@ -7,4 +7,11 @@ export type { TokenSource, UsageRecord, UsageStatus } from "./types.ts";
 export { UsageLedger, type UsageLedgerOptions } from "./ledger.ts";
 export { readTotals, tokenCounterKey, type Totals, type TotalsScope } from "./kv_layout.ts";
 export { DEFAULT_LIST_LIMIT, listUsage, type UsageFilter } from "./history.ts";
-export { PERIOD_NAMES, periodEnds, type PeriodKeys, periodKeys, type PeriodName } from "./periods.ts";
+export {
+  PERIOD_NAMES,
+  periodEnds,
+  type PeriodKeys,
+  periodKeys,
+  type PeriodName,
+  periodStarts,
+} from "./periods.ts";

@@ -61,3 +61,14 @@ export function periodEnds(date: Date): Record<PeriodName, string> {
     month: new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)).toISOString(),
   };
 }
+
+/** Epoch milliseconds at which the periods containing `date` began. */
+export function periodStarts(date: Date): Record<PeriodName, number> {
+  assertValid(date);
+  const day = startOfDay(date);
+  return {
+    day,
+    week: day - weekday(date) * DAY_MS,
+    month: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1),
+  };
+}

@@ -1,6 +1,6 @@
 /** @module Quota periods: UTC day, ISO week (incl. week-years around New Year) and month, and their ends. */
 import assert from "node:assert/strict";
-import { isoWeek, periodEnds, periodKeys } from "./periods.ts";
+import { isoWeek, periodEnds, periodKeys, periodStarts } from "./periods.ts";
 
 const at = (iso: string) => new Date(iso);
 const DAY_MS = 86_400_000;
@@ -97,4 +97,22 @@ Deno.test("a period's end is the first instant of the next period", () => {
 Deno.test("invalid dates are refused", () => {
   assert.throws(() => periodKeys(new Date("nope")), RangeError);
   assert.throws(() => periodEnds(new Date(NaN)), RangeError);
+});
+
+Deno.test("a period starts where the previous one ended, and the week may start in the previous month", () => {
+  const tuesday = at("2026-12-01T09:00:00Z");
+  assert.deepEqual(periodStarts(tuesday), {
+    day: Date.UTC(2026, 11, 1),
+    week: Date.UTC(2026, 10, 30),
+    month: Date.UTC(2026, 11, 1),
+  });
+  for (let t = Date.UTC(2026, 11, 20, 7, 30); t < Date.UTC(2027, 1, 10); t += DAY_MS / 3) {
+    const starts = periodStarts(new Date(t));
+    const ends = periodEnds(new Date(t));
+    for (const name of ["day", "week", "month"] as const) {
+      assert.ok(starts[name] <= t);
+      assert.equal(periodEnds(new Date(starts[name] - 1))[name], new Date(starts[name]).toISOString());
+      assert.ok(Date.parse(ends[name]) > starts[name]);
+    }
+  }
 });

@@ -43,7 +43,9 @@ export async function startGateway(
   const listening = /[Ll]istening on (http:\/\/[^\s/]+)/;
   let seen = "";
   const watch = async (stream: ReadableStream<Uint8Array>, echo: boolean) => {
-    for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) {
+      const text = decoder.decode(chunk, { stream: true });
       if (echo) await Deno.stderr.write(new TextEncoder().encode(text));
       seen += text;
       const match = listening.exec(seen);

@@ -1,0 +1,84 @@
+/**
+ * Every server's health, breaker and load, kept current by the admin feed. Rendered on the server with the
+ * state at page load, so it reads without JavaScript; hydrated, it follows the feed.
+ */
+import type { HealthView, ServerRow } from "../lib/admin_web/views.ts";
+import { ago, count, ms } from "../lib/admin_web/format.ts";
+import { feedState, liveValue } from "../lib/admin_web/live.ts";
+
+function healthLabel(s: ServerRow): string {
+  return s.enabled ? s.health : "disabled";
+}
+
+function Models({ label, names }: { label: string; names?: string[] }) {
+  return (
+    <div class="models">
+      <dt>{label}</dt>
+      <dd>{names === undefined ? "–" : names.length === 0 ? "none" : names.join(", ")}</dd>
+    </div>
+  );
+}
+
+function ServerCard({ s, now }: { s: ServerRow; now: number }) {
+  const health = healthLabel(s);
+  return (
+    <article class="server" data-server={s.name} data-health={health}>
+      <header>
+        <h3>{s.name}</h3>
+        <span class={`badge ${health}`}>{health}</span>
+        <span class={`badge breaker-${s.breaker}`} title="circuit breaker">{s.breaker}</span>
+      </header>
+      <p class="meta">{s.kind} · weight {s.weight}{s.version ? ` · v${s.version}` : ""}</p>
+      <dl>
+        <Models label="Configured" names={s.configured} />
+        <Models label="Carried" names={s.carried} />
+        <Models label="Loaded" names={s.loaded} />
+        <div>
+          <dt>In flight</dt>
+          <dd class="in-flight">{count(s.inFlight)}</dd>
+        </div>
+        <div>
+          <dt>Last minute</dt>
+          <dd>{count(s.requestsLastMinute)} requests, {count(s.errorsLastMinute)} errors</dd>
+        </div>
+        <div>
+          <dt>Latency p50 / p95</dt>
+          <dd>{ms(s.latencyP50Ms)} / {ms(s.latencyP95Ms)}</dd>
+        </div>
+        <div>
+          <dt>Last probe</dt>
+          <dd>
+            {ago(s.lastProbeAt, now)}
+            {s.lastProbeMs !== undefined ? ` (${ms(s.lastProbeMs)})` : ""}
+            {s.lastProbeError ? <span class="error">{` ${s.lastProbeError}`}</span> : null}
+          </dd>
+        </div>
+      </dl>
+    </article>
+  );
+}
+
+export default function ServerHealth(props: { initial: HealthView }) {
+  const view = liveValue("health", props.initial).value;
+  const up = view.servers.filter((s) => s.enabled && s.health === "up").length;
+  return (
+    <section class="panel" aria-labelledby="servers-title">
+      <header class="panel-head">
+        <h2 id="servers-title">Servers</h2>
+        <span class="summary">{up} of {view.servers.length} up</span>
+        <span class={`feed ${feedState.value}`} data-feed={feedState.value}>{feedState.value}</span>
+      </header>
+      {view.servers.length === 0
+        ? (
+          <p class="empty">
+            No servers yet: add one with <code>deno task admin server add</code>.
+          </p>
+        )
+        : (
+          <div class="servers">
+            {view.servers.map((s) => <ServerCard key={s.name} s={s} now={view.at} />)}
+          </div>
+        )}
+    </section>
+  );
+}

@@ -1,0 +1,17 @@
+/// <reference lib="dom" />
+/**
+ * @module The admin page's browser bundle (`deno task bundle` → static/bundle/islands.js): hydrates every
+ * island marker the server rendered. Islands are listed here by name, as the server names them.
+ */
+import { h, hydrate } from "preact";
+import type { ComponentType } from "preact";
+import ServerHealth from "../../islands/ServerHealth.tsx";
+import Usage from "../../islands/Usage.tsx";
+
+// deno-lint-ignore no-explicit-any
+const ISLANDS: Record<string, ComponentType<any>> = { ServerHealth, Usage };
+
+for (const el of document.querySelectorAll<HTMLElement>("[data-island]")) {
+  const component = ISLANDS[el.dataset.island ?? ""];
+  if (component) hydrate(h(component, JSON.parse(el.dataset.props ?? "{}")), el);
+}

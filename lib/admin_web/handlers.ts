@@ -1,0 +1,124 @@
+/**
+ * @module The admin endpoints: the page, its login and logout, its live feed, a JSON status and the
+ * Prometheus metrics. Each one asks the gate first; nothing is read before the caller is known.
+ */
+import type { Deps } from "../deps.ts";
+import type { ClientInfo } from "../pipeline.ts";
+import { parseAddress, type RangeList } from "../policy/ip_address.ts";
+import { jsonResponse } from "../http/respond.ts";
+import { adminServices, refusal } from "./services.ts";
+import { liveFeed } from "./live_feed.ts";
+import { adminPage, closedPage, htmlResponse, loginPage } from "./pages.tsx";
+
+/** A login form holds one token; anything longer is not a login. */
+const MAX_FORM_BYTES = 4096;
+/** Slows guessing the token through the form; one failure costs the guesser this long. */
+const FAILED_LOGIN_DELAY_MS = 300;
+
+const redirect = (location: string, headers: Record<string, string> = {}) =>
+  new Response(null, {
+    status: 303,
+    headers: { Location: location, "Cache-Control": "no-store", ...headers },
+  });
+
+/**
+ * Whether the browser reached the page over https: directly, or through a proxy the admin trusts
+ * (`GATEWAY_TRUST_PROXY`) that says so in `X-Forwarded-Proto`. Anyone else's header is ignored.
+ */
+function isHttps(request: Request, client: ClientInfo, trusted: RangeList): boolean {
+  if (new URL(request.url).protocol === "https:") return true;
+  const peer = client.address === undefined ? null : parseAddress(client.address);
+  const proto = request.headers.get("x-forwarded-proto")?.split(",")[0].trim().toLowerCase();
+  return peer !== null && trusted.has(peer) && proto === "https";
+}
+
+/**
+ * A form post must come from the admin page itself: browsers send `Origin` (and `Sec-Fetch-Site`) with every
+ * POST, so another site's form is refused even before the SameSite cookie rule applies.
+ */
+function sameOrigin(request: Request): boolean {
+  if (request.headers.get("sec-fetch-site") === "cross-site") return false;
+  const origin = request.headers.get("origin");
+  if (origin === null) return true;
+  try {
+    return new URL(origin).host === (request.headers.get("host") ?? new URL(request.url).host);
+  } catch {
+    return false;
+  }
+}
+
+async function readForm(request: Request): Promise<URLSearchParams | undefined> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!type.startsWith("application/x-www-form-urlencoded") || !request.body) return undefined;
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if ((size += value.byteLength) > MAX_FORM_BYTES) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return new URLSearchParams(new TextDecoder().decode(await new Blob(chunks as BlobPart[]).bytes()));
+}
+
+export async function showPage(request: Request, deps: Deps): Promise<Response> {
+  const admin = adminServices(deps);
+  const access = admin.gate.check(request);
+  if (access === "closed") return htmlResponse(closedPage(), 403);
+  if (access === "unauthenticated") return htmlResponse(loginPage(), 401);
+  return htmlResponse(adminPage(admin.health(), await admin.usage.view()));
+}
+
+export async function logIn(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+  const { gate, trustedProxies } = adminServices(deps);
+  if (!gate.open) return htmlResponse(closedPage(), 403);
+  if (!sameOrigin(request)) {
+    return htmlResponse(loginPage("This form must be sent from the admin page."), 403);
+  }
+  const token = (await readForm(request))?.get("token") ?? "";
+  if (!gate.tokenMatches(token)) {
+    await new Promise((resolve) => setTimeout(resolve, FAILED_LOGIN_DELAY_MS));
+    return htmlResponse(loginPage("That is not the admin token."), 401);
+  }
+  return redirect("/admin", { "Set-Cookie": gate.sessionCookie(isHttps(request, client, trustedProxies)) });
+}
+
+export function logOut(request: Request, client: ClientInfo, deps: Deps): Response {
+  const { gate, trustedProxies } = adminServices(deps);
+  if (!sameOrigin(request)) {
+    return htmlResponse(loginPage("This form must be sent from the admin page."), 403);
+  }
+  return redirect("/admin", { "Set-Cookie": gate.clearCookie(isHttps(request, client, trustedProxies)) });
+}
+
+export function feed(request: Request, deps: Deps): Response {
+  const admin = adminServices(deps);
+  const access = admin.gate.check(request);
+  return access === "ok" ? liveFeed(deps, admin, request.signal) : refusal(access);
+}
+
+export async function status(request: Request, deps: Deps): Promise<Response> {
+  const admin = adminServices(deps);
+  const access = admin.gate.check(request);
+  if (access !== "ok") return refusal(access);
+  return jsonResponse({ health: admin.health(), usage: await admin.usage.view() }, 200, {
+    "Cache-Control": "no-store",
+  });
+}
+
+/** The metrics text, for whoever may see it (the caller decides: the admin port checks the gate). */
+export async function metricsText(deps: Deps): Promise<Response> {
+  if (!deps.metrics) return jsonResponse({ error: { message: "Metrics are off", code: "not_found" } }, 404);
+  return new Response(await deps.metrics.text(), {
+    headers: { "Content-Type": deps.metrics.contentType, "Cache-Control": "no-store" },
+  });
+}
+
+export function metrics(request: Request, deps: Deps): Promise<Response> | Response {
+  const access = adminServices(deps).gate.check(request);
+  return access === "ok" ? metricsText(deps) : refusal(access);
+}

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { ulid } from "ulid";
+import { UsageSummary } from "./usage_summary.ts";
+import { usageKey } from "../usage/kv_layout.ts";
+import type { UsageRecord } from "../usage/types.ts";
+
+function record(time: number, over: Partial<UsageRecord> = {}): UsageRecord {
+  return {
+    time: new Date(time).toISOString(),
+    keyId: "k1",
+    format: "openai",
+    stream: false,
+    status: "ok",
+    httpStatus: 200,
+    promptTokens: 10,
+    completionTokens: 5,
+    tokenSource: "backend",
+    latencyMs: 12,
+    ...over,
+  };
+}
+
+/** Writes a row the way the ledger does: the id is drawn when the record is queued (`idTime`). */
+async function write(kv: Deno.Kv, rec: UsageRecord, idTime = Date.parse(rec.time)) {
+  await kv.set(usageKey(ulid(idTime)), rec);
+}
+
+Deno.test("rows committed behind ones already read are counted once, not lost and not twice", async () => {
+  using kv = await Deno.openKv(":memory:");
+  let now = Date.UTC(2026, 10, 18, 12);
+  const summary = new UsageSummary(kv, () => now);
+  await write(kv, record(now - 1000));
+  assert.equal((await summary.view()).totals.day.requests, 1);
+
+  now += 2000;
+  // Queued before the last scan but committed only now, after a newer row.
+  await write(kv, record(now - 200));
+  await write(kv, record(now - 2500));
+  let view = await summary.view();
+  assert.equal(view.totals.day.requests, 3);
+  view = await summary.view();
+  assert.equal(
+    view.totals.day.requests,
+    3,
+    "a second refresh re-reads the overlap without counting it again",
+  );
+  assert.equal(view.keys[0].day.promptTokens, 30);
+});
+
+Deno.test("the day starts over at midnight while the week and month keep counting", async () => {
+  using kv = await Deno.openKv(":memory:");
+  let now = Date.UTC(2026, 10, 18, 23, 59, 59);
+  const summary = new UsageSummary(kv, () => now);
+  await write(kv, record(now - 60_000, { user: "alice" }));
+  await write(kv, record(now - 30_000, { status: "partial", errorCode: "bad_gateway", server: "gpu1" }));
+  let view = await summary.view();
+  assert.equal(view.periods.day, "d:2026-11-18");
+  assert.equal(view.totals.day.requests, 2);
+  assert.equal(view.totals.day.failed, 1);
+  assert.deepEqual(view.users.map((u) => [u.id, u.month.requests]), [["alice", 1]]);
+  assert.equal(view.recent[0].server, "gpu1");
+
+  now += 2_000;
+  await write(kv, record(now - 500));
+  view = await summary.view();
+  assert.equal(view.periods.day, "d:2026-11-19");
+  assert.equal(view.totals.day.requests, 1);
+  assert.equal(view.totals.week.requests, 3);
+  assert.equal(view.totals.month.requests, 3);
+});
+
+Deno.test("rows of earlier periods and of other months are left out", async () => {
+  using kv = await Deno.openKv(":memory:");
+  // Tuesday 1 December: the week began in November, the month did not.
+  const now = Date.UTC(2026, 11, 1, 10);
+  await write(kv, record(Date.UTC(2026, 10, 29, 10))); // Sunday: last week, last month
+  await write(kv, record(Date.UTC(2026, 10, 30, 10))); // Monday: this week, last month
+  await write(kv, record(now - 1000));
+  const view = await new UsageSummary(kv, () => now).view();
+  assert.equal(view.totals.day.requests, 1);
+  assert.equal(view.totals.week.requests, 2);
+  assert.equal(view.totals.month.requests, 1);
+});
+
+Deno.test("top keys are ordered by this month's tokens and labelled by name and hint", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const now = Date.UTC(2026, 10, 18, 12);
+  await write(kv, record(now - 3000, { keyId: "small", promptTokens: 1, completionTokens: 1 }));
+  await write(kv, record(now - 2000, { keyId: "big", promptTokens: 100, completionTokens: 100 }));
+  const view = await new UsageSummary(kv, () => now).view();
+  assert.deepEqual(view.keys.map((k) => k.id), ["big", "small"]);
+  assert.equal(view.keys[0].label, "big", "a key that is gone is shown by its id");
+});

@@ -1,0 +1,100 @@
+/**
+ * @module What the admin page shows, as plain JSON: the same values are rendered on the server, handed to
+ * the islands as props and sent over the live feed, so the three can never disagree on a field.
+ */
+import type { Snapshot } from "../store/view.ts";
+import type { ServerStatus } from "../routing/mod.ts";
+import type { PeriodName } from "../usage/mod.ts";
+
+export interface ServerRow {
+  name: string;
+  kind: string;
+  weight: number;
+  enabled: boolean;
+  /** Models the admin listed for the server. */
+  configured: string[];
+  /** What the server itself reports carrying and having loaded, when it says. */
+  carried?: string[];
+  loaded?: string[];
+  health: ServerStatus["health"];
+  breaker: ServerStatus["breaker"];
+  inFlight: number;
+  requestsLastMinute: number;
+  errorsLastMinute: number;
+  latencyP50Ms?: number;
+  latencyP95Ms?: number;
+  lastProbeAt?: number;
+  lastProbeMs?: number;
+  lastProbeError?: string;
+  version?: string;
+}
+
+export interface HealthView {
+  /** When this view was taken, epoch ms. */
+  at: number;
+  servers: ServerRow[];
+}
+
+export interface Tally {
+  requests: number;
+  /** Requests that did not end `ok`: refused, failed or cut short. */
+  failed: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface UsageRow extends Record<PeriodName, Tally> {
+  id: string;
+  label: string;
+  user?: string;
+}
+
+export interface RecentProblem {
+  time: string;
+  keyId?: string;
+  server?: string;
+  format: string;
+  status: string;
+  code?: string;
+  tokens: number;
+}
+
+export interface UsageView {
+  /** The current periods' labels, e.g. `d:2026-11-22`. */
+  periods: Record<PeriodName, string>;
+  totals: Record<PeriodName, Tally>;
+  keys: UsageRow[];
+  users: UsageRow[];
+  recent: RecentProblem[];
+}
+
+/** Every configured server, with its live state when the gateway has any (a new one is `unknown`). */
+export function healthView(snapshot: Snapshot, live: ServerStatus[], at: number): HealthView {
+  const byName = new Map(live.map((s) => [s.name, s]));
+  const servers = [...snapshot.servers.values()]
+    .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    .map((record): ServerRow => {
+      const s = byName.get(record.name);
+      return {
+        name: record.name,
+        kind: record.kind,
+        weight: record.weight,
+        enabled: record.enabled,
+        configured: record.models.map((m) => m.alias ? `${m.tag} (${m.alias})` : m.tag),
+        carried: s?.models,
+        loaded: s?.loadedModels,
+        health: s?.health ?? "unknown",
+        breaker: s?.breaker ?? "closed",
+        inFlight: s?.inFlight ?? 0,
+        requestsLastMinute: s?.requestsLastMinute ?? 0,
+        errorsLastMinute: s?.errorsLastMinute ?? 0,
+        latencyP50Ms: s?.latencyP50Ms,
+        latencyP95Ms: s?.latencyP95Ms,
+        lastProbeAt: s?.lastProbeAt,
+        lastProbeMs: s?.lastProbeMs,
+        lastProbeError: s?.lastProbeError,
+        version: s?.version,
+      };
+    });
+  return { at, servers };
+}

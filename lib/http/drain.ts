@@ -1,0 +1,157 @@
+/**
+ * @module Draining at shutdown. Every request passes through `handle`, which counts it until both its
+ * handler has answered and its response has been delivered (or the client has gone), and gives it a signal
+ * that aborts when the drain cuts. `stop` waits for the count to reach zero within the grace period; then
+ * what still runs is ended: open streams in their face's error form (recorded `partial` with their tokens,
+ * like a broken stream), requests still waiting on a backend aborted (answered 503 and recorded as errors).
+ * When `stop` returns every request has reported its usage record, so the ledger's last flush writes them
+ * all.
+ */
+import { ShuttingDown } from "../errors.ts";
+import { FACES } from "../faces/mod.ts";
+import { errorResponse } from "./respond.ts";
+import { type OpenStreams, openStreams } from "./stream_response.ts";
+
+export interface DrainOptions {
+  /** How long running requests may take to finish once the gateway stops. */
+  graceMs: number;
+  /** How long ended requests get to send their last bytes (a client that reads nothing would hold on). */
+  cutMs?: number;
+  streams?: OpenStreams;
+  log?: (line: string) => void;
+}
+
+export interface DrainReport {
+  /** Requests still running when the grace period ended, which the drain ended. */
+  cut: number;
+  /** Requests whose responses were still undelivered when the drain gave up waiting. */
+  abandoned: number;
+}
+
+export class Drain {
+  #inFlight = 0;
+  #stopping = false;
+  /**
+   * One controller per running request rather than `AbortSignal.any` over a shared one: a dependent signal
+   * with a listener left on it lives as long as its sources, so a process-long source would keep every
+   * request's signal alive.
+   */
+  readonly #running = new Set<AbortController>();
+  /** Requests that answered with an open-ended body other than a chat stream (the admin page's live feed). */
+  readonly #feeds = new Set<AbortController>();
+  readonly #hurry = Promise.withResolvers<void>();
+  readonly #idle = new Set<() => void>();
+  readonly #graceMs: number;
+  readonly #cutMs: number;
+  readonly #streams: OpenStreams;
+  readonly #log: (line: string) => void;
+
+  constructor(options: DrainOptions) {
+    this.#graceMs = options.graceMs;
+    this.#cutMs = options.cutMs ?? 2_000;
+    this.#streams = options.streams ?? openStreams;
+    this.#log = options.log ?? ((line) => console.error(line));
+  }
+
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /**
+   * Runs `handler` on `request` as a counted request whose signal also aborts when the drain cuts. Once
+   * stopping, a request is refused with 503 instead (one can still come on a connection kept alive from
+   * before the signal): a request taken now could not be given its time.
+   */
+  handle(
+    request: Request,
+    delivered: Promise<void>,
+    handler: (request: Request) => Response | Promise<Response>,
+  ): Response | Promise<Response> {
+    if (this.#stopping) return refusal();
+    this.#inFlight++;
+    const abort = new AbortController();
+    const clientLeft = () => abort.abort(request.signal.reason);
+    request.signal.addEventListener("abort", clientLeft, { once: true });
+    this.#running.add(abort);
+    let answered: Promise<Response>;
+    try {
+      answered = Promise.resolve(handler(new Request(request, { signal: abort.signal })));
+    } catch (error) {
+      answered = Promise.reject(error);
+    }
+    answered.then((response) => {
+      if (response.body && !this.#streams.carries(response.body)) this.#feeds.add(abort);
+    }, () => {});
+    Promise.allSettled([answered, delivered]).then(() => {
+      request.signal.removeEventListener("abort", clientLeft);
+      this.#running.delete(abort);
+      this.#feeds.delete(abort);
+      this.#release();
+    });
+    return answered;
+  }
+
+  /** A second signal: stop waiting for the grace period and end what runs now. */
+  hurry(): void {
+    this.#hurry.resolve();
+  }
+
+  /** Stops taking requests, waits for the running ones within the grace period, then ends the rest. */
+  async stop(): Promise<DrainReport> {
+    this.#stopping = true;
+    // A feed never ends by itself and carries nothing to account: it would only hold the stop for the whole
+    // grace period. Aborting a finished answer's signal changes nothing, as its handler is done with it.
+    for (const abort of this.#feeds) abort.abort(new ShuttingDown());
+    if (this.#inFlight) {
+      this.#log(`gateway: stopping; waiting up to ${this.#graceMs} ms for ${this.#inFlight} request(s)`);
+    }
+    if (await this.#settled(this.#graceMs)) return this.#end(0);
+    const cut = this.#inFlight;
+    this.#log(`gateway: ending ${cut} request(s) still running after the shutdown grace period`);
+    this.#end(cut);
+    // Not skipped by a second signal: an aborted request reports its record while it answers. Cutting cannot
+    // hurry a client that reads nothing, though; past this bound its connection dies with the process.
+    const abandoned = await this.#settled(this.#cutMs, false) ? 0 : this.#inFlight;
+    if (abandoned) this.#log(`gateway: ${abandoned} response(s) could not be delivered before exit`);
+    return { cut, abandoned };
+  }
+
+  /** Ends open streams and aborts waiting requests; a stream that opens from now on ends at once. */
+  #end(cut: number): DrainReport {
+    const error = new ShuttingDown();
+    this.#streams.endAll(error);
+    for (const abort of this.#running) abort.abort(error);
+    return { cut, abandoned: 0 };
+  }
+
+  #release(): void {
+    if (--this.#inFlight > 0) return;
+    for (const resolve of this.#idle) resolve();
+    this.#idle.clear();
+  }
+
+  /** True once nothing is in flight; false if `ms` passed first or (when `hurried`) a second signal came. */
+  #settled(ms: number, hurried = true): Promise<boolean> {
+    if (this.#inFlight === 0) return Promise.resolve(true);
+    const { promise, resolve } = Promise.withResolvers<boolean>();
+    const idle = () => resolve(true);
+    this.#idle.add(idle);
+    const timer = setTimeout(() => resolve(false), ms);
+    if (hurried) this.#hurry.promise.then(() => resolve(false));
+    return promise.finally(() => {
+      clearTimeout(timer);
+      this.#idle.delete(idle);
+    });
+  }
+}
+
+function refusal(): Response {
+  const response = errorResponse(FACES.openai, new ShuttingDown());
+  response.headers.set("Connection", "close");
+  response.headers.set("Retry-After", "1");
+  return response;
+}

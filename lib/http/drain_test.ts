@@ -1,0 +1,170 @@
+import assert from "node:assert/strict";
+import { Drain } from "./drain.ts";
+import { OpenStreams, type StreamEnd, streamResponse } from "./stream_response.ts";
+import { ShuttingDown } from "../errors.ts";
+import type { ChatEvent } from "../chat/types.ts";
+import type { StreamRenderer } from "../faces/mod.ts";
+
+const quiet = () => {};
+
+/** A request that answers only when its signal aborts, with the abort's reason as the body. */
+function waitForAbort(request: Request): Promise<Response> {
+  return new Promise((resolve) => {
+    request.signal.addEventListener("abort", () => {
+      resolve(new Response(String(request.signal.reason?.code), { status: 503 }));
+    });
+  });
+}
+
+const renderer: StreamRenderer = {
+  contentType: "text/plain",
+  event: (e) => e.type === "delta" ? e.content ?? "" : "[end]",
+  error: (e) => `[error ${e.code}]`,
+};
+
+/** A backend stream that yields one word and then waits until aborted. */
+function stalledStream() {
+  const aborted = Promise.withResolvers<void>();
+  async function* events(): AsyncGenerator<ChatEvent> {
+    yield { type: "delta", content: "hello " };
+    await aborted.promise;
+    throw new Error("aborted");
+  }
+  return { events: events(), model: "m", abort: () => aborted.resolve(), aborted: aborted.promise };
+}
+
+Deno.test("a request arriving once the drain stops is refused with 503, never run", async () => {
+  const drain = new Drain({ graceMs: 1_000, streams: new OpenStreams(), log: quiet });
+  assert.deepEqual(await drain.stop(), { cut: 0, abandoned: 0 });
+  const response = await drain.handle(new Request("http://gw/"), Promise.resolve(), () => {
+    throw new Error("must not run");
+  });
+  assert.equal(response.status, 503);
+  assert.equal(response.headers.get("Connection"), "close");
+  assert.equal((await response.json()).error.code, "shutting_down");
+});
+
+Deno.test("stop waits for a running request, then returns once it is delivered", async () => {
+  const drain = new Drain({ graceMs: 60_000, streams: new OpenStreams(), log: quiet });
+  const delivered = Promise.withResolvers<void>();
+  const answer = Promise.withResolvers<Response>();
+  const response = drain.handle(new Request("http://gw/"), delivered.promise, () => answer.promise);
+  assert.equal(drain.inFlight, 1);
+  let stopped = false;
+  const stopping = drain.stop().then((report) => (stopped = true, report));
+  answer.resolve(new Response("ok"));
+  assert.equal(await (await response).text(), "ok");
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(stopped, false, "an undelivered response is still in flight");
+  delivered.resolve();
+  assert.deepEqual(await stopping, { cut: 0, abandoned: 0 });
+  assert.equal(drain.inFlight, 0);
+});
+
+Deno.test("past the grace period a waiting request is aborted with ShuttingDown and open streams end", async () => {
+  const streams = new OpenStreams();
+  const drain = new Drain({ graceMs: 50, streams, log: quiet });
+  const delivered = Promise.withResolvers<void>();
+  const response = Promise.resolve(drain.handle(new Request("http://gw/"), delivered.promise, waitForAbort));
+  response.then(() => delivered.resolve());
+  const ended: unknown[] = [];
+  streams.add((error) => ended.push(error));
+  assert.deepEqual(await drain.stop(), { cut: 1, abandoned: 0 });
+  assert.equal(await (await response).text(), "shutting_down");
+  assert.equal(ended.length, 1);
+  assert.ok(ended[0] instanceof ShuttingDown);
+});
+
+Deno.test("a second signal ends the wait at once", async () => {
+  const drain = new Drain({ graceMs: 600_000, streams: new OpenStreams(), log: quiet });
+  const delivered = Promise.withResolvers<void>();
+  Promise.resolve(drain.handle(new Request("http://gw/"), delivered.promise, waitForAbort))
+    .then(() => delivered.resolve());
+  const stopping = drain.stop();
+  drain.hurry();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise((resolve) => timer = setTimeout(() => resolve("still waiting"), 10_000));
+  try {
+    assert.deepEqual(await Promise.race([stopping, late]), { cut: 1, abandoned: 0 });
+  } finally {
+    clearTimeout(timer);
+  }
+});
+
+Deno.test("ending a stream sends the face's error form, aborts the backend and reports a partial end", async () => {
+  const streams = new OpenStreams();
+  const backend = stalledStream();
+  const ends: StreamEnd[] = [];
+  const response = streamResponse(renderer, backend, (end) => ends.push(end), streams);
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  assert.equal(decoder.decode((await reader.read()).value), "hello ");
+  assert.equal(streams.size, 1);
+  assert.equal(streams.endAll(new ShuttingDown()), 1);
+  await backend.aborted;
+  let rest = "";
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    rest += decoder.decode(chunk.value);
+  }
+  assert.equal(rest, "[error shutting_down]");
+  assert.equal(ends.length, 1);
+  assert.equal(ends[0].error?.code, "shutting_down");
+  assert.equal(ends[0].clientLeft, false);
+  assert.equal(ends[0].deliveredChars, "hello ".length);
+  assert.equal(streams.size, 0);
+});
+
+Deno.test("a stream that opens after the streams were ended ends at once, recorded once", async () => {
+  const streams = new OpenStreams();
+  streams.endAll(new ShuttingDown());
+  const backend = stalledStream();
+  const ends: StreamEnd[] = [];
+  const response = streamResponse(renderer, backend, (end) => ends.push(end), streams);
+  assert.equal(await response.text(), "[error shutting_down]");
+  assert.deepEqual(ends.map((e) => e.error?.code), ["shutting_down"]);
+});
+
+Deno.test("a client that leaves still aborts its request's signal", async () => {
+  const drain = new Drain({ graceMs: 1_000, streams: new OpenStreams(), log: quiet });
+  const client = new AbortController();
+  const delivered = Promise.withResolvers<void>();
+  const response = drain.handle(
+    new Request("http://gw/", { signal: client.signal }),
+    delivered.promise,
+    waitForAbort,
+  );
+  client.abort(new ShuttingDown());
+  assert.equal(await (await response).text(), "shutting_down");
+  delivered.resolve();
+  assert.deepEqual(await drain.stop(), { cut: 0, abandoned: 0 });
+});
+
+Deno.test("an open-ended body that is not a chat stream (a live feed) is ended as soon as the drain stops", async () => {
+  const streams = new OpenStreams();
+  const drain = new Drain({ graceMs: 600_000, streams, log: quiet });
+  const feedDelivered = Promise.withResolvers<void>();
+  const feed = await drain.handle(new Request("http://gw/"), feedDelivered.promise, (request) => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        request.signal.addEventListener("abort", () => controller.close());
+      },
+    });
+    return new Response(body);
+  });
+  feed.body!.pipeTo(new WritableStream()).then(() => feedDelivered.resolve());
+
+  const backend = stalledStream();
+  const chat = drain.handle(
+    new Request("http://gw/"),
+    backend.aborted,
+    () => streamResponse(renderer, backend, () => {}, streams),
+  );
+  await chat;
+  const stopping = drain.stop();
+  await feedDelivered.promise;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(drain.inFlight, 1, "the feed is done; the chat stream still runs");
+  assert.equal(streams.size, 1);
+  drain.hurry();
+  assert.deepEqual(await stopping, { cut: 1, abandoned: 0 });
+});

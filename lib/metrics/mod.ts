@@ -1,0 +1,130 @@
+/**
+ * @module The gateway's Prometheus metrics. Request figures are taken from the finished usage record, the
+ * one place where status, tokens and timings of a request are final; server figures (health, breaker,
+ * in-flight) are read from the live server state when scraped, so they are never stale.
+ *
+ * Each process keeps its own registry: with `deno serve --parallel` every worker answers for itself.
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { UsageRecord } from "../usage/types.ts";
+import type { ServerStatus } from "../routing/mod.ts";
+
+/** Seconds; chat answers range from milliseconds (cached, short) to minutes (long generations). */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const TTFB_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+const BREAKER_STATES = ["closed", "half-open", "open"] as const;
+const REFUSALS = new Set(["rate_limited", "quota_exceeded"]);
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<"format" | "status" | "outcome">;
+  readonly #tokens: Counter<"format" | "type">;
+  readonly #latency: Histogram<"format" | "stream">;
+  readonly #ttfb: Histogram<"format" | "stream">;
+  readonly #refusals: Counter<"reason">;
+
+  constructor(servers: () => ServerStatus[]) {
+    const registers = [this.registry];
+    this.#requests = new Counter({
+      name: "gateway_requests_total",
+      help: "Chat requests by client format, HTTP status and outcome (ok, partial, error, rejected).",
+      labelNames: ["format", "status", "outcome"],
+      registers,
+    });
+    this.#tokens = new Counter({
+      name: "gateway_tokens_total",
+      help: "Tokens billed, by client format and type (prompt or completion); partial streams included.",
+      labelNames: ["format", "type"],
+      registers,
+    });
+    this.#latency = new Histogram({
+      name: "gateway_request_duration_seconds",
+      help: "Whole request duration, from arrival to the last byte.",
+      labelNames: ["format", "stream"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.#ttfb = new Histogram({
+      name: "gateway_time_to_first_byte_seconds",
+      help: "Time from a request's arrival to the first byte of its answer body.",
+      labelNames: ["format", "stream"],
+      buckets: TTFB_BUCKETS,
+      registers,
+    });
+    this.#refusals = new Counter({
+      name: "gateway_limit_refusals_total",
+      help: "Requests refused by a key's rate limit or a token quota.",
+      labelNames: ["reason"],
+      registers,
+    });
+    serverGauges(registers, servers);
+    new Gauge({
+      name: "gateway_resident_memory_bytes",
+      help: "Resident set size of this gateway process.",
+      registers,
+      collect() {
+        this.set(Deno.memoryUsage().rss);
+      },
+    });
+  }
+
+  observe(rec: UsageRecord): void {
+    const format = rec.format;
+    this.#requests.inc({ format, status: String(rec.httpStatus), outcome: rec.status });
+    if (rec.promptTokens) this.#tokens.inc({ format, type: "prompt" }, rec.promptTokens);
+    if (rec.completionTokens) this.#tokens.inc({ format, type: "completion" }, rec.completionTokens);
+    if (rec.status === "rejected") {
+      if (rec.errorCode && REFUSALS.has(rec.errorCode)) this.#refusals.inc({ reason: rec.errorCode });
+      return;
+    }
+    const stream = String(rec.stream);
+    this.#latency.observe({ format, stream }, rec.latencyMs / 1000);
+    if (rec.ttfbMs !== undefined) this.#ttfb.observe({ format, stream }, rec.ttfbMs / 1000);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+function serverGauges(registers: Registry[], servers: () => ServerStatus[]): void {
+  new Gauge({
+    name: "gateway_server_up",
+    help: "1 when the server's last health check passed, 0 when it failed (absent before the first).",
+    labelNames: ["server"],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of servers()) {
+        if (s.health !== "unknown") this.set({ server: s.name }, s.health === "up" ? 1 : 0);
+      }
+    },
+  });
+  new Gauge({
+    name: "gateway_breaker_state",
+    help: "1 for the state each server's circuit breaker is in (closed, half-open or open), else 0.",
+    labelNames: ["server", "state"],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of servers()) {
+        for (const state of BREAKER_STATES) this.set({ server: s.name, state }, s.breaker === state ? 1 : 0);
+      }
+    },
+  });
+  new Gauge({
+    name: "gateway_server_in_flight",
+    help: "Requests each server is answering now.",
+    labelNames: ["server"],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of servers()) this.set({ server: s.name }, s.inFlight);
+    },
+  });
+}

@@ -1,0 +1,8 @@
+/** GET /admin/feed: the live feed of the admin page (Server-Sent Events). */
+import type { RouteModule } from "../../lib/http/route.ts";
+import { feed } from "../../lib/admin_web/handlers.ts";
+
+export default {
+  face: "openai",
+  handlers: (deps) => ({ GET: (request) => feed(request, deps) }),
+} satisfies RouteModule;

@@ -1,0 +1,8 @@
+/** GET /admin: the admin page, or its login form. */
+import type { RouteModule } from "../../lib/http/route.ts";
+import { showPage } from "../../lib/admin_web/handlers.ts";
+
+export default {
+  face: "openai",
+  handlers: (deps) => ({ GET: (request) => showPage(request, deps) }),
+} satisfies RouteModule;

@@ -1,0 +1,8 @@
+/** GET /admin/status: server health and usage as JSON. */
+import type { RouteModule } from "../../lib/http/route.ts";
+import { status } from "../../lib/admin_web/handlers.ts";
+
+export default {
+  face: "openai",
+  handlers: (deps) => ({ GET: (request) => status(request, deps) }),
+} satisfies RouteModule;

@@ -1,0 +1,8 @@
+/** GET /metrics: Prometheus text, for admins (bearer token or session). */
+import type { RouteModule } from "../lib/http/route.ts";
+import { metrics } from "../lib/admin_web/handlers.ts";
+
+export default {
+  face: "openai",
+  handlers: (deps) => ({ GET: (request) => metrics(request, deps) }),
+} satisfies RouteModule;

@@ -1,0 +1,132 @@
+/**
+ * A gateway process killed with SIGKILL under concurrent load, then started again on the same store file:
+ * the store opens and serves, records and counters still agree exactly (they are written in one commit),
+ * nothing is counted twice, at most the requests in flight or not yet flushed at the kill are missing, and
+ * the per-minute rate limit still holds across the restart.
+ */
+import assert from "node:assert/strict";
+import { FakeOllama } from "./fakes/fake_ollama.ts";
+import { admin, chat, type GatewayProcess, startGateway } from "./support/processes.ts";
+import { killChild, waitFor } from "./support/chat_streams.ts";
+import { assertLedgerConsistent, readLedger, recordsOf } from "./support/ledger_check.ts";
+import { count, minuteOf, runLoops, sendOne, type Sent } from "./support/load_loops.ts";
+
+/** The gateway itself, not `deno task`: SIGKILL cannot be passed on, and would leave the gateway running. */
+const GATEWAY = ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"];
+const RPM = 10;
+const LOAD_LOOPS = 6;
+const PER_LOOP = 60;
+const SETTLED = 40;
+
+/** Records of `keyId` in the store so far, read while the gateway runs (SQLite allows other readers). */
+async function recordsNow(store: string, keyId: string): Promise<number> {
+  const kv = await Deno.openKv(store);
+  try {
+    let n = 0;
+    for await (const _ of kv.list({ prefix: ["usage_by_key", keyId] })) n++;
+    return n;
+  } finally {
+    kv.close();
+  }
+}
+
+/** Waits, if needed, for a minute with room for the kill and the restart, so both fall in one rate window. */
+async function startOfRoomyMinute(): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 30_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 50));
+}
+
+Deno.test("kill -9 under load: the store reopens, counters equal the records, nothing doubles, limits hold", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = `${dir}/store.kv`;
+  const env = { GATEWAY_KV: store };
+  const fake = FakeOllama.start("d");
+  fake.chunkDelayMs = 5;
+  const running: GatewayProcess[] = [];
+  try {
+    await admin(env, "server", "add", "--name", "gpu1", "--url", fake.url, "--model", "m1");
+    await admin(env, "user", "add", "--name", "team");
+    const load = await admin(env, "key", "create", "--model", "m1", "--user", "team");
+    const rated = await admin(env, "key", "create", "--model", "m1", "--user", "team", "--rpm", String(RPM));
+    const later = await admin(env, "key", "create", "--model", "m1");
+    const first = await startGateway(env, GATEWAY);
+    running.push(first);
+
+    // Answers completed well before the kill must survive it: wait until the ledger has written them.
+    const settled: Sent[] = [];
+    await runLoops({ url: first.url, keys: Array(4).fill(load.key), perLoop: SETTLED / 4, results: settled });
+    assert.equal(count(settled, load.key, "complete"), SETTLED);
+    for (let i = 0; i < 400 && await recordsNow(store, load.id) < SETTLED; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(await recordsNow(store, load.id), SETTLED);
+
+    await startOfRoomyMinute();
+    const results: Sent[] = [];
+    const loops = runLoops({
+      url: first.url,
+      keys: [...Array(LOAD_LOOPS).fill(load.key), rated.key],
+      perLoop: PER_LOOP,
+      results,
+    });
+    await waitFor(
+      "100 answers under load and the rated key at its limit",
+      () => count(results, load.key, "complete") >= 100 && count(results, rated.key, "refused") > 0,
+    );
+    first.child.kill("SIGKILL");
+    assert.equal((await first.child.status).signal, "SIGKILL");
+    await loops;
+    assert.ok(count(results, load.key, "broken") > 0, "the kill came while the load was running");
+
+    const second = await startGateway(env, GATEWAY);
+    running.push(second);
+    assert.equal(await chat(second.url, later.key), 200, "the restarted gateway serves");
+    const after: Sent[] = [];
+    for (let i = 0; i < RPM; i++) after.push(await sendOne(second.url, rated.key, 0));
+    assert.equal((await second.stop()).code, 0);
+
+    const ledger = await readLedger(store);
+    assertLedgerConsistent(ledger);
+
+    const loadRecords = recordsOf(ledger, load.id);
+    const completed = SETTLED + count(results, load.key, "complete");
+    const inFlight = count(results, load.key, "broken");
+    assert.ok(inFlight <= LOAD_LOOPS, "each loop had at most one request in flight");
+    assert.ok(loadRecords.length >= SETTLED, "records written before the kill survive it");
+    assert.ok(
+      loadRecords.length <= completed + inFlight,
+      `${loadRecords.length} records for ${completed} answers and ${inFlight} in flight`,
+    );
+    assert.ok(loadRecords.every((r) => r.status === "ok" || r.status === "partial"), "no request failed");
+
+    // Every minute, the rated key was admitted at most RPM times: by the store's counter, by the records, and
+    // by the answers the clients saw, before and after the restart together.
+    const ratedSent = [...results, ...after].filter((s) => s.key === rated.key);
+    const admittedRecords = recordsOf(ledger, rated.id).filter((r) => r.status !== "rejected");
+    const minutes = [...ledger.rate.keys()].filter((id) => id.startsWith(`${rated.id}/`))
+      .map((id) => Number(id.split("/")[1]));
+    assert.ok(minutes.length > 0);
+    for (const minute of minutes) {
+      assert.ok(ledger.rate.get(`${rated.id}/${minute}`)! <= RPM, `rate counter of minute ${minute}`);
+      const seen = ratedSent.filter((s) => s.status === 200 && minuteOf(s) === minute).length;
+      assert.ok(seen <= RPM, `${seen} answers in minute ${minute}`);
+      const recorded = admittedRecords.filter((r) =>
+        Math.floor(Date.parse(r.time) / 60_000) === minute
+      ).length;
+      assert.ok(recorded <= RPM, `${recorded} admitted records in minute ${minute}`);
+    }
+    const exhausted = results.find((s) => s.key === rated.key && s.status === 429);
+    const minute = exhausted && minuteOf(exhausted);
+    if (minute !== undefined && after.every((s) => minuteOf(s) === minute)) {
+      assert.deepEqual(
+        after.map((s) => s.status),
+        Array(RPM).fill(429),
+        "a restart does not renew the limit",
+      );
+    }
+  } finally {
+    await Promise.all(running.map((g) => killChild(g.child)));
+    await fake.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
