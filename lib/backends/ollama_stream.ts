@@ -6,7 +6,7 @@ import { BackendFailure, BadGateway } from "../errors.ts";
 import type { ChatEvent } from "../chat/types.ts";
 import { errorMessage, type OpenResponse } from "./http_call.ts";
 import { ChatChunkShape, finishReasonOf, toolCallsOf } from "./ollama.ts";
-import { type EventStream, lineSplitter, readEventStream } from "./stream_reading.ts";
+import { type EventStream, lineFraming, readEventStream } from "./stream_reading.ts";
 
 async function* ollamaEvents(
   lines: AsyncIterable<string>,
@@ -53,5 +53,5 @@ async function* ollamaEvents(
 }
 
 export function readOllamaStream(open: OpenResponse, model: string, idleMs: number): Promise<EventStream> {
-  return readEventStream(open, lineSplitter(), ollamaEvents, model, idleMs);
+  return readEventStream(open, lineFraming(), ollamaEvents, model, idleMs);
 }

@@ -7,7 +7,7 @@ import { BackendFailure, BadGateway } from "../errors.ts";
 import type { ChatEvent, FinishReason, ToolCall } from "../chat/types.ts";
 import { errorMessage, type OpenResponse } from "./http_call.ts";
 import { parseArguments } from "./openai_compatible.ts";
-import { type EventStream, readEventStream, sseData } from "./stream_reading.ts";
+import { type EventStream, readEventStream, sseFraming } from "./stream_reading.ts";
 
 const ChunkShape = z.object({
   model: z.string().optional(),
@@ -100,5 +100,5 @@ async function* openaiEvents(
 }
 
 export function readOpenAIStream(open: OpenResponse, model: string, idleMs: number): Promise<EventStream> {
-  return readEventStream(open, sseData(), openaiEvents, model, idleMs);
+  return readEventStream(open, sseFraming(), openaiEvents, model, idleMs);
 }

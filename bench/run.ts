@@ -1,0 +1,210 @@
+/**
+ * `deno task bench`: the gateway measured against the runtime's own ceiling. Three processes on 127.0.0.1 (a
+ * fast fake Ollama, a bare pass-through Deno proxy in front of it, and the gateway in front of it with a real
+ * key and the usage ledger on) get the same load from wrk, in its own process. Every figure is a median over
+ * rounds, and the order of the targets rotates from round to round, so a busy moment of the machine does not
+ * fall on one of them only. Prints a markdown table and writes bench/results/latest.json.
+ *
+ * BENCH_ROUNDS (default 5) and BENCH_SECONDS (seconds per load run, default 3) trade time for steadiness.
+ */
+import { type Child, cpuTimeUs, memoryOf, runDeno, spawnDeno } from "./support/spawn.ts";
+import { startBenchGateway } from "./support/gateway_setup.ts";
+import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./support/load.ts";
+import { chunksPerSecond, median, medianFirstByteUs } from "./support/streaming.ts";
+import { benchTargets, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
+import { type Figures, machineInfo, markdownTable, rows } from "./support/report.ts";
+
+const ROUNDS = Math.max(1, Number(Deno.env.get("BENCH_ROUNDS") ?? 5));
+const SECONDS = Math.max(1, Number(Deno.env.get("BENCH_SECONDS") ?? 3));
+const CONNECTIONS = 64;
+const FIRST_BYTE_SAMPLES = 60;
+const LONG_STREAM_CHUNKS = 20_000;
+const resultsFile = new URL("./results/latest.json", import.meta.url);
+
+const log = (line: string) => console.error(`bench: ${line}`);
+
+type PerTarget<T> = Record<TargetName, T[]>;
+const perTarget = <T>(): PerTarget<T> => ({ direct: [], bare: [], gateway: [] });
+
+/** A run with failed requests measures failures, not the gateway: stop rather than report it. */
+function checked(name: string, r: LoadResult): LoadResult {
+  if (r.errors > r.requests * 0.001) throw new Error(`${name}: ${r.errors} of ${r.requests} requests failed`);
+  return r;
+}
+
+/** The targets in a different order each round. */
+function rotation(round: number): TargetName[] {
+  return TARGET_NAMES.map((_, i) => TARGET_NAMES[(i + round) % TARGET_NAMES.length]);
+}
+
+interface Run extends LoadResult {
+  /** CPU time the target's own process spent per request (for direct, the backend's). */
+  cpuUsPerRequest: number;
+}
+
+/** `pids`: the process each target's figures are about (the backend for direct). */
+async function httpFigures(
+  tool: LoadTool,
+  targets: Record<TargetName, Target>,
+  pids: Record<TargetName, number>,
+) {
+  const single = perTarget<Run>();
+  const loaded = perTarget<Run>();
+  const load = async (t: Target, connections: number, seconds = SECONDS): Promise<Run> => {
+    const cpuBefore = await cpuTimeUs(pids[t.name]);
+    const r = checked(t.name, await runLoad(tool, { ...t.whole, connections, seconds }));
+    const cpuAfter = await cpuTimeUs(pids[t.name]);
+    return { ...r, cpuUsPerRequest: ((cpuAfter ?? NaN) - (cpuBefore ?? NaN)) / r.requests };
+  };
+
+  log("warming up");
+  for (const name of TARGET_NAMES) await load(targets[name], CONNECTIONS, 2);
+  for (let round = 0; round < ROUNDS; round++) {
+    log(`round ${round + 1}/${ROUNDS}: 1 and ${CONNECTIONS} connections`);
+    const order = rotation(round).map((n) => targets[n]);
+    for (const t of order) single[t.name].push(await load(t, 1));
+    for (const t of order) loaded[t.name].push(await load(t, CONNECTIONS));
+  }
+
+  // Differences are taken within a round, where the three runs saw the same machine, then the median.
+  const added = (name: TargetName, pick: (r: LoadResult) => number) =>
+    median(single[name].map((r, i) => pick(r) - pick(single.direct[i])));
+  const mid = (list: Run[], pick: (r: Run) => number) => median(list.map(pick));
+  const p50 = (r: LoadResult) => r.p50Us;
+  const p99 = (r: LoadResult) => r.p99Us;
+  const rps = (r: LoadResult) => r.requestsPerSec;
+  const singleOf = (name: TargetName) => ({ p50Us: mid(single[name], p50), p99Us: mid(single[name], p99) });
+  const loadedOf = (name: TargetName) => ({
+    requestsPerSec: mid(loaded[name], rps),
+    p99Us: mid(loaded[name], p99),
+    cpuUsPerRequest: mid(loaded[name], (r) => r.cpuUsPerRequest),
+  });
+  return {
+    single: {
+      direct: singleOf("direct"),
+      bare: singleOf("bare"),
+      gateway: singleOf("gateway"),
+      addedBare: { p50Us: added("bare", p50), p99Us: added("bare", p99) },
+      addedGateway: { p50Us: added("gateway", p50), p99Us: added("gateway", p99) },
+    },
+    loaded: {
+      connections: CONNECTIONS,
+      direct: loadedOf("direct"),
+      bare: loadedOf("bare"),
+      gateway: loadedOf("gateway"),
+      gatewayToBare: median(loaded.gateway.map((r, i) => r.requestsPerSec / loaded.bare[i].requestsPerSec)),
+    },
+  };
+}
+
+async function streamingFigures(
+  targets: Record<TargetName, Target>,
+  gatewayPid: number,
+): Promise<Figures["streaming"]> {
+  const firstByte = perTarget<number>();
+  const rate = { direct: [] as number[], gateway: [] as number[] };
+  const cpuPerChunk: number[] = [];
+  for (const t of TARGET_NAMES) await medianFirstByteUs(targets[t].streamed, 10);
+  for (let round = 0; round < ROUNDS; round++) {
+    log(`round ${round + 1}/${ROUNDS}: streaming`);
+    for (const t of rotation(round)) {
+      firstByte[t].push(await medianFirstByteUs(targets[t].streamed, FIRST_BYTE_SAMPLES));
+    }
+    rate.direct.push(await chunksPerSecond(targets.direct.streamed, LONG_STREAM_CHUNKS));
+    const cpuBefore = await cpuTimeUs(gatewayPid) ?? NaN;
+    rate.gateway.push(await chunksPerSecond(targets.gateway.streamed, LONG_STREAM_CHUNKS));
+    cpuPerChunk.push(((await cpuTimeUs(gatewayPid) ?? NaN) - cpuBefore) / LONG_STREAM_CHUNKS);
+  }
+  return {
+    directFirstByteUs: median(firstByte.direct),
+    bareFirstByteUs: median(firstByte.bare),
+    gatewayFirstByteUs: median(firstByte.gateway),
+    gatewayOverheadUs: median(firstByte.gateway.map((g, i) => g - firstByte.direct[i])),
+    directChunksPerSec: median(rate.direct),
+    gatewayChunksPerSec: median(rate.gateway),
+    gatewayCpuUsPerChunk: median(cpuPerChunk),
+  };
+}
+
+/** Checks that each target answers the bench's question with a 200 before load is put on it. */
+async function smokeTest(targets: Record<TargetName, Target>) {
+  for (const t of Object.values(targets)) {
+    const res = await fetch(t.whole.url, { method: "POST", headers: t.whole.headers, body: t.whole.body });
+    const text = await res.text();
+    if (res.status !== 200 || !text.includes("Hello from the bench backend")) {
+      throw new Error(`${t.name} answered ${res.status}: ${text.slice(0, 300)}`);
+    }
+  }
+}
+
+async function main() {
+  const started = new Date();
+  const tool = await chooseLoadTool(log);
+  log(`load generator: ${tool}; ${ROUNDS} rounds of ${SECONDS} s`);
+  const children: Child[] = [];
+  let gatewayClose: (() => Promise<void>) | undefined;
+  let http: Awaited<ReturnType<typeof httpFigures>>;
+  let streaming: Figures["streaming"];
+  let peakRssMb: number;
+  try {
+    const backend = await spawnDeno({
+      name: "backend",
+      args: ["run", "--allow-net", "bench/fast_backend.ts"],
+    });
+    children.push(backend);
+    const bare = await spawnDeno({
+      name: "bare proxy",
+      args: ["run", "--allow-net", "bench/bare_proxy.ts", backend.url],
+    });
+    children.push(bare);
+    const gateway = await startBenchGateway(backend.url);
+    gatewayClose = gateway.close;
+    const targets = benchTargets(
+      { backend: backend.url, bare: bare.url, gateway: gateway.child.url },
+      gateway.secret,
+    );
+    await smokeTest(targets);
+    http = await httpFigures(tool, targets, {
+      direct: backend.pid,
+      bare: bare.pid,
+      gateway: gateway.child.pid,
+    });
+    streaming = await streamingFigures(targets, gateway.child.pid);
+    // VmHWM only grows, so one reading after all the load is the peak over all of it.
+    peakRssMb = (await memoryOf(gateway.child.pid))?.peakMb ?? NaN;
+  } finally {
+    await gatewayClose?.();
+    for (const child of children.reverse()) await child.stop();
+  }
+  log("key lookup and admission, 10 vs 100,000 keys");
+  const store = JSON.parse(await runDeno(["run", "-A", "bench/store_scale.ts", String(ROUNDS)]));
+
+  const figures: Figures = {
+    single: http.single,
+    loaded: http.loaded,
+    streaming,
+    memory: { gatewayPeakRssMb: peakRssMb },
+    store: { lookup: store.lookup, admission: store.admission },
+  };
+  const table = rows(figures);
+  const markdown = markdownTable(table);
+  console.log(markdown);
+  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  const result = {
+    startedAt: started.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: await machineInfo({ loadTool: tool }),
+    settings: {
+      rounds: ROUNDS,
+      secondsPerRun: SECONDS,
+      connections: CONNECTIONS,
+      longStreamChunks: LONG_STREAM_CHUNKS,
+    },
+    figures,
+    table,
+  };
+  await Deno.writeTextFile(resultsFile, JSON.stringify(result, null, 2) + "\n");
+  log(`results written to ${resultsFile.pathname}`);
+}
+
+await main();

@@ -1,0 +1,72 @@
+/**
+ * The gateway under test, set up as an operator would: a fresh store file, the admin CLI registering the
+ * backend and creating a user and a key with every limit set (high enough never to refuse), then `main.ts`
+ * in its own process with the usage ledger on. Started with `deno run` rather than `deno task start`, so the
+ * PID is the gateway's own (its memory is read from /proc and signals reach it directly).
+ */
+import { type Child, runDeno, spawnDeno } from "./spawn.ts";
+
+const HIGH = "1000000000";
+export const BENCH_MODEL = "m1";
+
+export interface BenchGateway {
+  child: Child;
+  secret: string;
+  /** The folder holding the store; removed by `close`. */
+  dir: string;
+  close(): Promise<void>;
+}
+
+async function admin(env: Record<string, string>, ...args: string[]) {
+  return JSON.parse(await runDeno(["task", "--quiet", "admin", ...args, "--json"], env));
+}
+
+/** Flags before the script, e.g. `["--cpu-prof", "--cpu-prof-dir=…"]`. */
+export async function startBenchGateway(
+  backendUrl: string,
+  runtimeFlags: string[] = [],
+): Promise<BenchGateway> {
+  const dir = await Deno.makeTempDir({ prefix: "gateway-bench-" });
+  const env = { GATEWAY_KV: `${dir}/gateway.kv` };
+  let child: Child | undefined;
+  try {
+    await admin(env, "server", "add", "--name", "bench", "--url", backendUrl, "--model", BENCH_MODEL);
+    await admin(
+      env,
+      ...["user", "add", "--name", "bench", "--daily-tokens", HIGH, "--weekly-tokens", HIGH],
+      ...["--monthly-tokens", HIGH],
+    );
+    const key = await admin(
+      env,
+      ...["key", "create", "--model", BENCH_MODEL, "--name", "bench", "--user", "bench", "--rpm", HIGH],
+      ...["--daily-tokens", HIGH, "--weekly-tokens", HIGH, "--monthly-tokens", HIGH],
+    );
+    child = await spawnDeno({
+      name: "gateway",
+      args: [
+        "run",
+        "--allow-net",
+        "--allow-env",
+        "--allow-read",
+        "--allow-write",
+        ...runtimeFlags,
+        "main.ts",
+      ],
+      env: { ...env, PORT: "0", HOST: "127.0.0.1" },
+    });
+    const started = child;
+    return {
+      child: started,
+      secret: key.key,
+      dir,
+      close: async () => {
+        await started.stop();
+        await Deno.remove(dir, { recursive: true });
+      },
+    };
+  } catch (error) {
+    await child?.stop();
+    await Deno.remove(dir, { recursive: true });
+    throw error;
+  }
+}

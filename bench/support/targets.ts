@@ -1,0 +1,61 @@
+/**
+ * The three things the bench drives with the same load: the backend called directly, the bare proxy in front
+ * of it, and the gateway in front of it (format A, with a real key). Same question to each: a one-line chat,
+ * answered whole or streamed.
+ */
+import type { LoadSpec } from "./load.ts";
+import type { StreamTarget } from "./streaming.ts";
+
+export type TargetName = "direct" | "bare" | "gateway";
+export const TARGET_NAMES: readonly TargetName[] = ["direct", "bare", "gateway"];
+
+export interface Target {
+  name: TargetName;
+  /** A non-streamed chat, for the load generator (connections and duration filled in per run). */
+  whole: Omit<LoadSpec, "connections" | "seconds">;
+  /** Streamed chats of a chosen length. */
+  streamed: StreamTarget;
+}
+
+const messages = [{ role: "user", content: "hi" }];
+const JSON_TYPE = { "Content-Type": "application/json" };
+
+/** Ollama's own wire format, as the backend and the bare proxy take it. */
+function ollamaTarget(name: TargetName, baseUrl: string): Target {
+  const url = `${baseUrl}/api/chat`;
+  return {
+    name,
+    whole: { url, headers: JSON_TYPE, body: JSON.stringify({ model: "m1", messages, stream: false }) },
+    streamed: {
+      url,
+      headers: {},
+      marker: "\n",
+      body: (chunks) =>
+        JSON.stringify({ model: "m1", messages, stream: true, options: { num_predict: chunks } }),
+    },
+  };
+}
+
+function gatewayTarget(baseUrl: string, secret: string): Target {
+  const url = `${baseUrl}/v1/chat/completions`;
+  const auth = { Authorization: `Bearer ${secret}` };
+  return {
+    name: "gateway",
+    whole: { url, headers: { ...JSON_TYPE, ...auth }, body: JSON.stringify({ model: "any", messages }) },
+    streamed: {
+      url,
+      headers: auth,
+      marker: "data: ",
+      // The gateway sends the client's max_tokens on as num_predict: the key and server set no ceiling.
+      body: (chunks) => JSON.stringify({ model: "any", messages, stream: true, max_tokens: chunks }),
+    },
+  };
+}
+
+export function benchTargets(urls: { backend: string; bare: string; gateway: string }, secret: string) {
+  return {
+    direct: ollamaTarget("direct", urls.backend),
+    bare: ollamaTarget("bare", urls.bare),
+    gateway: gatewayTarget(urls.gateway, secret),
+  } satisfies Record<TargetName, Target>;
+}

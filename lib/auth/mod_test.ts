@@ -1,0 +1,17 @@
+import assert from "node:assert/strict";
+import { digestSecret, generateSecret } from "../store/key_secret.ts";
+import { bearerSecret, requestDigest } from "./mod.ts";
+
+Deno.test("the request digest is the stored digest of the same secret", async () => {
+  for (const secret of [generateSecret(), generateSecret(), "gwk_short", "ключ-ü-🔑"]) {
+    assert.equal(requestDigest(secret), await digestSecret(secret));
+  }
+  assert.notEqual(requestDigest("gwk_a"), requestDigest("gwk_b"));
+});
+
+Deno.test("the bearer secret is read from the Authorization header, any case of the scheme", () => {
+  assert.equal(bearerSecret("Bearer gwk_abc"), "gwk_abc");
+  assert.equal(bearerSecret("  bearer   gwk_abc  "), "gwk_abc");
+  assert.equal(bearerSecret("Basic gwk_abc"), undefined);
+  assert.equal(bearerSecret(null), undefined);
+});
