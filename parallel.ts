@@ -30,6 +30,6 @@ export default {
     drain.handle(
       request,
       info.completed,
-      (counted) => app.fetch(counted, { remoteAddr: info.remoteAddr as Deno.NetAddr }),
+      (signal) => app.fetch(request, { remoteAddr: info.remoteAddr as Deno.NetAddr, signal }),
     ),
 } satisfies Deno.ServeDefaultExport;

@@ -20,6 +20,8 @@ import type { Deps } from "./deps.ts";
 export interface ClientInfo {
   /** The socket peer's address. */
   address?: string;
+  /** Aborts when the client leaves or the gateway ends the request (shutdown); backend calls follow it. */
+  signal: AbortSignal;
 }
 
 function callContext(deps: Deps, signal: AbortSignal): CallContext {
@@ -80,7 +82,7 @@ export async function runChat(
       (c) => c.server.weight,
       deps.random,
     );
-    const turn = { face, shaped, key, candidates, ctx: callContext(deps, request.signal), account, deps };
+    const turn = { face, shaped, key, candidates, ctx: callContext(deps, client.signal), account, deps };
     return withHeaders(shaped.stream ? await streamed(turn) : await whole(turn), admitted);
   } catch (error) {
     const failure = asGatewayError(error);

@@ -43,15 +43,7 @@ export async function startBenchGateway(
     );
     child = await spawnDeno({
       name: "gateway",
-      args: [
-        "run",
-        "--allow-net",
-        "--allow-env",
-        "--allow-read",
-        "--allow-write",
-        ...runtimeFlags,
-        "main.ts",
-      ],
+      args: [...await startTaskFlags(), ...runtimeFlags, "main.ts"],
       env: { ...env, PORT: "0", HOST: "127.0.0.1" },
     });
     const started = child;
@@ -69,4 +61,14 @@ export async function startBenchGateway(
     await Deno.remove(dir, { recursive: true });
     throw error;
   }
+}
+
+/** `deno task start` without `deno` and the script: the bench runs the gateway exactly as operators do. */
+async function startTaskFlags(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+  const words = (config.tasks.start as string).split(/\s+/);
+  if (words[0] !== "deno" || words.at(-1) !== "main.ts") {
+    throw new Error(`unexpected start task: ${config.tasks.start}`);
+  }
+  return words.slice(1, -1);
 }

@@ -95,10 +95,10 @@ export function logOut(request: Request, client: ClientInfo, deps: Deps): Respon
   return redirect("/admin", { "Set-Cookie": gate.clearCookie(isHttps(request, client, trustedProxies)) });
 }
 
-export function feed(request: Request, deps: Deps): Response {
+export function feed(request: Request, client: ClientInfo, deps: Deps): Response {
   const admin = adminServices(deps);
   const access = admin.gate.check(request);
-  return access === "ok" ? liveFeed(deps, admin, request.signal) : refusal(access);
+  return access === "ok" ? liveFeed(deps, admin, client.signal) : refusal(access);
 }
 
 export async function status(request: Request, deps: Deps): Promise<Response> {

@@ -18,6 +18,8 @@ export interface ManifestEntry {
 /** Per-connection facts handed in by the server (Deno.serve's second argument). */
 export interface ConnectionEnv {
   remoteAddr?: Deno.Addr;
+  /** Aborts when the client leaves or the gateway stops waiting for the request; else the request's own. */
+  signal?: AbortSignal;
 }
 
 function peerAddress(addr: Deno.Addr | undefined): string | undefined {
@@ -32,7 +34,11 @@ export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{
     app.all(path, (c) => {
       const handler = handlers[c.req.method];
       if (!handler) return errorResponse(FACES[module.face], new MethodNotAllowed(c.req.method, allow));
-      return handler(c.req.raw, { address: peerAddress(c.env?.remoteAddr) });
+      const request = c.req.raw;
+      return handler(request, {
+        address: peerAddress(c.env?.remoteAddr),
+        signal: c.env?.signal ?? request.signal,
+      });
     });
   }
   app.on(["GET", "HEAD"], "/static/*", (c) => staticResponse(c.req.path, c.req.raw) ?? c.notFound());

@@ -8,10 +8,10 @@ import type { StreamRenderer } from "../faces/mod.ts";
 const quiet = () => {};
 
 /** A request that answers only when its signal aborts, with the abort's reason as the body. */
-function waitForAbort(request: Request): Promise<Response> {
+function waitForAbort(signal: AbortSignal): Promise<Response> {
   return new Promise((resolve) => {
-    request.signal.addEventListener("abort", () => {
-      resolve(new Response(String(request.signal.reason?.code), { status: 503 }));
+    signal.addEventListener("abort", () => {
+      resolve(new Response(String(signal.reason?.code), { status: 503 }));
     });
   });
 }
@@ -143,10 +143,10 @@ Deno.test("an open-ended body that is not a chat stream (a live feed) is ended a
   const streams = new OpenStreams();
   const drain = new Drain({ graceMs: 600_000, streams, log: quiet });
   const feedDelivered = Promise.withResolvers<void>();
-  const feed = await drain.handle(new Request("http://gw/"), feedDelivered.promise, (request) => {
+  const feed = await drain.handle(new Request("http://gw/"), feedDelivered.promise, (signal) => {
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        request.signal.addEventListener("abort", () => controller.close());
+        signal.addEventListener("abort", () => controller.close());
       },
     });
     return new Response(body);

@@ -22,7 +22,11 @@ export function serve(app: FetchApp, config: Config, onStop: () => Promise<void>
       onListen: ({ hostname, port }) => console.log(`gateway listening on http://${hostname}:${port}`),
     },
     (request, info) =>
-      drain.handle(request, info.completed, (counted) => app.fetch(counted, { remoteAddr: info.remoteAddr })),
+      drain.handle(
+        request,
+        info.completed,
+        (signal) => app.fetch(request, { remoteAddr: info.remoteAddr, signal }),
+      ),
   );
 
   const stop = async () => {

@@ -4,5 +4,5 @@ import { feed } from "../../lib/admin_web/handlers.ts";
 
 export default {
   face: "openai",
-  handlers: (deps) => ({ GET: (request) => feed(request, deps) }),
+  handlers: (deps) => ({ GET: (request, client) => feed(request, client, deps) }),
 } satisfies RouteModule;
