@@ -6,6 +6,7 @@ import type { Deps } from "../deps.ts";
 import type { ClientInfo } from "../pipeline.ts";
 import { parseAddress, type RangeList } from "../policy/ip_address.ts";
 import { jsonResponse } from "../http/respond.ts";
+import { readBounded } from "../http/read_body.ts";
 import { adminServices, refusal } from "./services.ts";
 import { liveFeed } from "./live_feed.ts";
 import { adminPage, closedPage, htmlResponse, loginPage } from "./pages.tsx";
@@ -47,22 +48,15 @@ function sameOrigin(request: Request): boolean {
   }
 }
 
-async function readForm(request: Request): Promise<URLSearchParams | undefined> {
+async function readForm(request: Request, deps: Deps): Promise<URLSearchParams | undefined> {
   const type = request.headers.get("content-type") ?? "";
   if (!type.startsWith("application/x-www-form-urlencoded") || !request.body) return undefined;
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if ((size += value.byteLength) > MAX_FORM_BYTES) {
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
+  const limits = { maxBodyBytes: MAX_FORM_BYTES, bodyTimeoutMs: deps.config.bodyTimeoutMs };
+  try {
+    return new URLSearchParams(new TextDecoder().decode(await readBounded(request.body, limits)));
+  } catch {
+    return undefined;
   }
-  return new URLSearchParams(new TextDecoder().decode(await new Blob(chunks as BlobPart[]).bytes()));
 }
 
 export async function showPage(request: Request, deps: Deps): Promise<Response> {
@@ -79,7 +73,7 @@ export async function logIn(request: Request, client: ClientInfo, deps: Deps): P
   if (!sameOrigin(request)) {
     return htmlResponse(loginPage("This form must be sent from the admin page."), 403);
   }
-  const token = (await readForm(request))?.get("token") ?? "";
+  const token = (await readForm(request, deps))?.get("token") ?? "";
   if (!gate.tokenMatches(token)) {
     await new Promise((resolve) => setTimeout(resolve, FAILED_LOGIN_DELAY_MS));
     return htmlResponse(loginPage("That is not the admin token."), 401);

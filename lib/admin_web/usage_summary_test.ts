@@ -3,21 +3,16 @@ import { ulid } from "ulid";
 import { UsageSummary } from "./usage_summary.ts";
 import { usageKey } from "../usage/kv_layout.ts";
 import type { UsageRecord } from "../usage/types.ts";
+import { sample } from "../usage/test_support.ts";
 
 function record(time: number, over: Partial<UsageRecord> = {}): UsageRecord {
-  return {
+  return sample({
     time: new Date(time).toISOString(),
     keyId: "k1",
-    format: "openai",
-    stream: false,
-    status: "ok",
-    httpStatus: 200,
-    promptTokens: 10,
-    completionTokens: 5,
-    tokenSource: "backend",
-    latencyMs: 12,
+    user: undefined,
+    server: undefined,
     ...over,
-  };
+  });
 }
 
 /** Writes a row the way the ledger does: the id is drawn when the record is queued (`idTime`). */

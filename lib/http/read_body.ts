@@ -70,7 +70,7 @@ function watch(reader: ReadableStreamDefaultReader<Uint8Array>, timeoutMs: numbe
 }
 
 /** Stops reading, and cancels the upload, as soon as the body is too large or too slow. */
-async function readBounded(body: ReadableStream<Uint8Array>, limits: BodyLimits): Promise<Uint8Array> {
+export async function readBounded(body: ReadableStream<Uint8Array>, limits: BodyLimits): Promise<Uint8Array> {
   const reader = body.getReader();
   let expired = false;
   // Cancelling ends the pending read (as if the body were complete), so the flag tells the two apart.
