@@ -6,23 +6,14 @@
  * the policy off and on. In-process on a store file, so the figures are relative to each other.
  */
 import { createKey } from "../lib/store/keys.ts";
-import { basePolicy, type KeyPolicy } from "../lib/store/records.ts";
+import { basePolicy } from "../lib/store/records.ts";
 import { tokenCounterKey } from "../lib/usage/mod.ts";
 import { benchGateway, benchStore } from "./support/bench_gateway.ts";
+import { addLimitedUser, limitedPolicy } from "./support/limited_key.ts";
 
 const { kv, catalog } = await benchStore();
-const HIGH = 1_000_000_000;
-await catalog.users.add({ name: "ana", dailyTokens: HIGH, weeklyTokens: HIGH, monthlyTokens: HIGH });
-const limited: KeyPolicy = {
-  ...basePolicy("m1"),
-  user: "ana",
-  rpm: HIGH,
-  dailyTokens: HIGH,
-  weeklyTokens: HIGH,
-  monthlyTokens: HIGH,
-  allowIps: ["127.0.0.0/8", "10.0.0.0/8"],
-  allowDomains: ["*.example.com"],
-};
+await addLimitedUser(catalog);
+const limited = limitedPolicy({ allowIps: ["127.0.0.0/8", "10.0.0.0/8"], allowDomains: ["*.example.com"] });
 const off = await createKey(kv, basePolicy("m1"));
 const on = await createKey(kv, limited);
 const { deps, url } = await benchGateway(kv);

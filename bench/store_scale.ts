@@ -12,12 +12,12 @@ import { Catalog } from "../lib/store/catalog.ts";
 import { createKey, findKeyByDigest } from "../lib/store/keys.ts";
 import { digestSecret } from "../lib/store/key_secret.ts";
 import { openStore } from "../lib/store/kv.ts";
-import { basePolicy, type KeyRecord } from "../lib/store/records.ts";
+import type { KeyRecord } from "../lib/store/records.ts";
 import { StoreView } from "../lib/store/view.ts";
 import { fillKeys } from "../tests/support/fill_keys.ts";
 import { median } from "./support/streaming.ts";
+import { addLimitedUser, limitedPolicy } from "./support/limited_key.ts";
 
-const HIGH = 1_000_000_000;
 const PAIRS_PER_ROUND = 4;
 const LOOKUPS_PER_PAIR = 500;
 /** A multiple of the rate limiter's claim size (1,000 slots at this limit), so every run makes as many commits. */
@@ -33,21 +33,8 @@ const caller = { headers: new Headers({ Origin: "https://app.example.com" }), pe
 async function storeWith(dir: string, keys: number) {
   const kv = await openStore(`${dir}/store-${keys}.kv`);
   await fillKeys(kv, keys);
-  await new Catalog(kv).users.add({
-    name: "ana",
-    dailyTokens: HIGH,
-    weeklyTokens: HIGH,
-    monthlyTokens: HIGH,
-  });
-  const { secret } = await createKey(kv, {
-    ...basePolicy("m1"),
-    user: "ana",
-    rpm: HIGH,
-    dailyTokens: HIGH,
-    weeklyTokens: HIGH,
-    monthlyTokens: HIGH,
-    allowIps: ["127.0.0.0/8"],
-  });
+  await addLimitedUser(new Catalog(kv));
+  const { secret } = await createKey(kv, limitedPolicy({ allowIps: ["127.0.0.0/8"] }));
   const view = await StoreView.open(kv, 60_000);
   const { policy, usage } = meteredServices(kv, defaultConfig(), view, (e) => console.error(e));
   const key = (await findKeyByDigest(kv, await digestSecret(secret))) as KeyRecord;

@@ -4,6 +4,7 @@
  * one (`main.ts`, in its own process, as `deno task start` runs it); Ctrl-C (SIGINT) or SIGTERM stops it and
  * the backend and removes the store. PORT (default 8000) and HOST (default 127.0.0.1) choose where it listens.
  */
+import { stopProcess } from "./stop_process.ts";
 import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
 import { openStore } from "../lib/store/kv.ts";
@@ -96,23 +97,6 @@ async function firstAnswer(baseUrl: string, key: string): Promise<void> {
   throw new Error(`the gateway did not answer the demo question: ${last}`);
 }
 
-async function stopChild(child: Deno.ChildProcess) {
-  try {
-    child.kill("SIGTERM");
-  } catch {
-    // It already exited (Ctrl-C reaches the gateway too, as part of the terminal's process group).
-  }
-  const grace = setTimeout(() => {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Exited meanwhile.
-    }
-  }, STOP_GRACE_MS);
-  await child.status;
-  clearTimeout(grace);
-}
-
 async function main(): Promise<number> {
   if (!checkPortFree()) return 1;
   const dir = await Deno.makeTempDir({ prefix: "gateway-demo-" });
@@ -151,7 +135,8 @@ async function main(): Promise<number> {
     say("\nStopping the demo…");
     return 0;
   } finally {
-    if (gateway) await stopChild(gateway.child);
+    // Ctrl-C may have reached the gateway already (same process group); stopping it again is harmless.
+    if (gateway) await stopProcess(gateway.child, STOP_GRACE_MS);
     await backend.close();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     for (const [name, handler] of signals) Deno.removeSignalListener(name, handler);

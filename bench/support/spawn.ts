@@ -4,6 +4,8 @@
  * a child that fails explains itself.
  */
 
+import { stopProcess } from "../../scripts/stop_process.ts";
+
 const root = new URL("../..", import.meta.url).pathname;
 const LISTENING = /[Ll]istening on (http:\/\/[^\s/]+)/;
 const TAIL_CHARS = 4_000;
@@ -56,25 +58,9 @@ export async function spawnDeno({ name, args, env = {} }: SpawnOptions): Promise
   let stopped: Promise<Deno.CommandStatus> | undefined;
   const stop = (signal: Deno.Signal = "SIGTERM") =>
     stopped ??= (async () => {
-      try {
-        child.kill(signal);
-      } catch {
-        // Already exited.
-      }
-      const grace = setTimeout(() => {
-        try {
-          child.kill("SIGKILL");
-        } catch {
-          // Exited meanwhile.
-        }
-      }, STOP_GRACE_MS);
-      try {
-        const status = await child.status;
-        await drained;
-        return status;
-      } finally {
-        clearTimeout(grace);
-      }
+      const status = await stopProcess(child, STOP_GRACE_MS, signal);
+      await drained;
+      return status;
     })();
 
   try {
