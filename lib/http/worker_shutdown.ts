@@ -10,7 +10,7 @@
  * still reaches a stopping worker (on a connection kept alive from before) is answered 503 by the drain.
  */
 
-type Message = { type: "hello" | "here" | "done"; id: string; failed?: boolean };
+type Message = { type: "hello" | "here" | "stop" | "done"; id: string; failed?: boolean };
 
 const SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
@@ -41,13 +41,20 @@ export function coordinateShutdown({ drainAndFlush, hurry, hangMs }: WorkerShutd
       done.add(data.id);
       failed ||= data.failed === true;
     }
+    // A signal stops the whole process, but it may reach only some workers: one that hears of a stop starts
+    // its own, or the others would wait for it until the hang bound.
+    if (data.type === "stop" || data.type === "done") void stop(false);
     exitWhenAllDone();
   };
   channel.postMessage({ type: "hello", id } satisfies Message);
 
-  const stop = async () => {
-    if (stopping) return hurry?.();
+  let signals = 0;
+  const stop = async (signalled: boolean) => {
+    // Only a second signal to this worker hurries it; a peer's stop arriving before our own signal does not.
+    if (signalled && ++signals > 1) return hurry?.();
+    if (stopping) return;
     stopping = true;
+    channel.postMessage({ type: "stop", id } satisfies Message);
     setTimeout(() => {
       console.error("gateway: a worker did not finish its shutdown in time; exiting");
       Deno.exit(1);
@@ -62,5 +69,5 @@ export function coordinateShutdown({ drainAndFlush, hurry, hangMs }: WorkerShutd
     channel.postMessage({ type: "done", id, failed } satisfies Message);
     exitWhenAllDone();
   };
-  for (const signal of SIGNALS) Deno.addSignalListener(signal, () => void stop());
+  for (const signal of SIGNALS) Deno.addSignalListener(signal, () => void stop(true));
 }
