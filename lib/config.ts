@@ -45,6 +45,11 @@ const ConfigSchema = z.object({
   GATEWAY_PROBE_TIMEOUT_MS: positiveInt(2_000),
   /** How often a running gateway looks for admin changes in the store. */
   GATEWAY_RELOAD_INTERVAL_MS: positiveInt(250),
+  /**
+   * Usage rows kept per minute for refusals without a valid key; anyone can send those, so the rest are only
+   * counted (metrics, a log line a minute). 0 keeps none.
+   */
+  GATEWAY_KEYLESS_RECORDS_PER_MINUTE: z.coerce.number().int().min(0).default(10),
   /** How long a stopping gateway lets running requests and streams finish before it ends them. */
   GATEWAY_SHUTDOWN_GRACE_MS: positiveInt(10_000),
 });
@@ -71,6 +76,7 @@ export interface Config {
   probeIntervalMs: number;
   probeTimeoutMs: number;
   shutdownGraceMs: number;
+  keylessRecordsPerMinute: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -100,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     probeIntervalMs: e.GATEWAY_PROBE_INTERVAL_MS,
     probeTimeoutMs: e.GATEWAY_PROBE_TIMEOUT_MS,
     shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS,
+    keylessRecordsPerMinute: e.GATEWAY_KEYLESS_RECORDS_PER_MINUTE,
   };
 }
 

@@ -41,7 +41,11 @@ export interface GatewayDeps extends Deps {
 /** The ledger and the policy share the live token totals: what one writes, the other checks. */
 export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, onError: (e: unknown) => void) {
   const totals = new LiveTotals(kv);
-  const usage = new UsageLedger(kv, { onError, observer: totals });
+  const usage = new UsageLedger(kv, {
+    onError,
+    observer: totals,
+    keylessPerMinute: config.keylessRecordsPerMinute,
+  });
   const policy = new Policy({
     kv,
     trustProxy: config.trustProxy,

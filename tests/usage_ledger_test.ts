@@ -62,3 +62,33 @@ Deno.test("50 streams at once, some broken, plus refusals: every record and coun
   assert.ok(ana > 0);
   assert.deepEqual(await readTotals(s.gw.kv, "user", "ana", now), { day: ana, week: ana, month: ana });
 });
+
+Deno.test("a flood without a valid key is refused and counted, but writes only the per-minute budget of rows", async () => {
+  await using s = await Scenario.start([{ name: "a" }], { config: { keylessRecordsPerMinute: 5 } });
+  const secret = await s.gw.key();
+  const wrong = `${secret.slice(0, -4)}zzzz`;
+  const flood = Array.from({ length: 60 }, (_, i) => {
+    const path = [A, B, "/api/v1/chat/completions.php"][i % 3];
+    return s.gw.post(path, i % 2 ? wrong : undefined, { model: "x", messages: USER_HELLO });
+  });
+  for (const [i, response] of (await Promise.all(flood)).entries()) {
+    assert.equal(response.status, 401);
+    const { error } = await response.json();
+    assert.equal(error.code, "invalid_api_key");
+    // Each in its path's format.
+    if (i % 3 === 1) assert.equal(error.type, "proxy_error");
+    else assert.equal(error.param, null);
+  }
+  const ok = await s.gw.post(A, secret, { model: "x", messages: USER_HELLO });
+  assert.equal(ok.status, 200);
+  await ok.body?.cancel();
+
+  await s.gw.ledger.flush();
+  const records = await listUsage(s.gw.kv, { limit: 10_000 });
+  assert.equal(records.filter((r) => r.keyId === undefined).length, 5);
+  assert.equal(records.filter((r) => r.keyId !== undefined && r.status === "ok").length, 1);
+  assert.equal(s.gw.ledger.keylessSkipped, 55);
+  const metrics = await s.gw.deps.metrics!.text();
+  const refused = [...metrics.matchAll(/^gateway_requests_total\{[^}]*status="401"[^}]*\} (\d+)$/gm)];
+  assert.equal(refused.reduce((n, m) => n + Number(m[1]), 0), 60, "metrics count every refusal");
+});

@@ -6,6 +6,7 @@
 import type { UsageRecord } from "./types.ts";
 import { PERIOD_NAMES, periodKeys } from "./periods.ts";
 import { COUNTER_TTL_MS, tokenCounterKey, usageByKeyKey, usageKey } from "./kv_layout.ts";
+import { isKeylessRefusal, KEYLESS_ROW_TTL_MS } from "./keyless_budget.ts";
 
 /** One counter increment; `expireIn` is renewed with every write. */
 export interface CounterDelta {
@@ -21,6 +22,8 @@ export interface PendingRecord {
   id: string;
   rec: UsageRecord;
   rows: Deno.KvKey[];
+  /** Set for rows that are not kept for good (key-less refusals). */
+  expireIn?: number;
   counters: CounterDelta[];
   /** Bytes of the row keys; counters carry their own, counted once per batch. */
   rowBytes: number;
@@ -100,7 +103,9 @@ export function prepare(rec: UsageRecord, rowId: (timeMs: number) => string): Pe
   // Rows are stored twice at most; a V8-serialized string takes at most two bytes per UTF-16 unit.
   const valueBytes = JSON.stringify(rec).length * 2 * rows.length + counters.length * 16;
   const rowBytes = rows.reduce((sum, key) => sum + keyBytes(key), 0);
-  return { id, rec, rows, counters, rowBytes, valueBytes };
+  const pending: PendingRecord = { id, rec, rows, counters, rowBytes, valueBytes };
+  if (isKeylessRefusal(rec)) pending.expireIn = KEYLESS_ROW_TTL_MS;
+  return pending;
 }
 
 /** The longest prefix of `queue` (at least one record, at most `maxRecords`) that fits in one commit. */

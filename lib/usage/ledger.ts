@@ -1,5 +1,6 @@
 /**
- * @module The usage ledger: every request leaves one record, and its tokens are added to the day, week and
+ * @module The usage ledger: every request leaves one record (key-less refusals beyond a per-minute budget
+ * excepted, see `keyless_budget.ts`), and its tokens are added to the day, week and
  * month counters of its key and its key's user in the same atomic commit, so records and counters can never
  * disagree. `record()` only queues; group commits write the queue off the request path.
  *
@@ -11,6 +12,7 @@ import { monotonicFactory } from "ulid";
 import type { UsageRecord } from "./types.ts";
 import type { CounterObserver } from "./live_totals.ts";
 import { readCounters, usageKey } from "./kv_layout.ts";
+import { DEFAULT_KEYLESS_PER_MINUTE, isKeylessRefusal, KeylessBudget } from "./keyless_budget.ts";
 import {
   type CounterDelta,
   MAX_BATCH_RECORDS,
@@ -40,6 +42,10 @@ export interface UsageLedgerOptions {
   retryDelayMs?: number;
   /** Told about every counter change as it is queued and written (the quota check's live totals). */
   observer?: CounterObserver;
+  /** Rows kept per minute for refusals without a valid key (default 10); the rest are only counted. */
+  keylessPerMinute?: number;
+  /** Told once a minute how many key-less refusals were not written. Default: console.warn. */
+  onNotice?: (message: string) => void;
 }
 
 interface Waiter {
@@ -66,6 +72,7 @@ export class UsageLedger {
   private readonly retryDelayMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly observer?: CounterObserver;
+  private readonly keyless: KeylessBudget;
 
   constructor(private readonly kv: Deno.Kv, options: UsageLedgerOptions = {}) {
     this.batchSize = Math.min(
@@ -77,6 +84,18 @@ export class UsageLedger {
     this.retryDelayMs = options.retryDelayMs ?? 10;
     this.onError = options.onError ?? ((error) => console.error("usage ledger:", error));
     this.observer = options.observer;
+    const perMinute = Math.max(Math.floor(options.keylessPerMinute ?? DEFAULT_KEYLESS_PER_MINUTE), 0);
+    const notice = options.onNotice ?? ((message) => console.warn(`usage ledger: ${message}`));
+    this.keyless = new KeylessBudget(perMinute, (count) =>
+      notice(
+        `${count} refusal(s) without a valid key in the last minute were counted but not recorded ` +
+          `(at most ${perMinute} per minute are)`,
+      ));
+  }
+
+  /** Refusals without a valid key that were counted but not written, since the ledger started. */
+  get keylessSkipped(): number {
+    return this.keyless.skipped;
   }
 
   /**
@@ -85,6 +104,7 @@ export class UsageLedger {
    * is written straight away instead of on the timer.
    */
   record(rec: UsageRecord): void {
+    if (isKeylessRefusal(rec) && !this.keyless.take()) return;
     const { rec: fit, problems } = repair(rec, Date.now());
     if (problems.length) this.report(new TypeError(`Usage record repaired: ${problems.join("; ")}`));
     const pending = prepare(fit, this.nextId);
@@ -106,6 +126,7 @@ export class UsageLedger {
 
   /** Stops the timer and flushes. */
   async close(): Promise<void> {
+    if (!this.closed) this.keyless.close();
     this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -188,7 +209,9 @@ export class UsageLedger {
       try {
         const op = this.kv.atomic().check({ key: marker, versionstamp: null });
         const totals = await this.addCounters(op, counters);
-        for (const { rec, rows } of batch) for (const key of rows) op.set(key, rec);
+        for (const { rec, rows, expireIn } of batch) {
+          for (const key of rows) op.set(key, rec, expireIn === undefined ? undefined : { expireIn });
+        }
         const result = await op.commit();
         if (result.ok) {
           this.observer?.committed(counters, totals, result.versionstamp);
