@@ -146,6 +146,7 @@ async function main() {
   let http: Awaited<ReturnType<typeof httpFigures>>;
   let streaming: Figures["streaming"];
   let peakRssMb: number;
+  let bareRssMb: number;
   try {
     const backend = await spawnDeno({
       name: "backend",
@@ -172,6 +173,7 @@ async function main() {
     streaming = await streamingFigures(targets, gateway.child.pid);
     // VmHWM only grows, so one reading after all the load is the peak over all of it.
     peakRssMb = (await memoryOf(gateway.child.pid))?.peakMb ?? NaN;
+    bareRssMb = (await memoryOf(bare.pid))?.peakMb ?? NaN;
   } finally {
     await gatewayClose?.();
     for (const child of children.reverse()) await child.stop();
@@ -183,7 +185,7 @@ async function main() {
     single: http.single,
     loaded: http.loaded,
     streaming,
-    memory: { gatewayPeakRssMb: peakRssMb },
+    memory: { gatewayPeakRssMb: peakRssMb, bareProxyPeakRssMb: bareRssMb },
     store: { lookup: store.lookup, admission: store.admission },
   };
   const table = rows(figures);

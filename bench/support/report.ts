@@ -31,7 +31,7 @@ export interface Figures {
     /** The gateway process's CPU time per chunk of a long streamed answer. */
     gatewayCpuUsPerChunk: number;
   };
-  memory: { gatewayPeakRssMb: number };
+  memory: { gatewayPeakRssMb: number; bareProxyPeakRssMb: number };
   store: {
     lookup: { smallUs: number; largeUs: number; ratio: number };
     admission: { smallUs: number; largeUs: number; ratio: number };
@@ -131,6 +131,11 @@ export function rows(f: Figures): Row[] {
       value: `${f.memory.gatewayPeakRssMb.toFixed(1)} MB`,
       target: "≤ 150 MB",
       pass: f.memory.gatewayPeakRssMb <= 150,
+    },
+    {
+      figure: "Bare proxy peak memory under the same load (RSS, VmHWM)",
+      value: `${f.memory.bareProxyPeakRssMb.toFixed(1)} MB`,
+      target: "reference",
     },
     scale("Key lookup (digest + indexed read, uncached)", store.lookup),
     scale("Admission (IP list, rpm, 6 quotas)", store.admission),

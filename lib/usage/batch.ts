@@ -5,12 +5,14 @@
  */
 import type { UsageRecord } from "./types.ts";
 import { PERIOD_NAMES, periodKeys } from "./periods.ts";
-import { COUNTER_TTL_MS, tokenCounterKey, usageByKeyKey, usageKey } from "./kv_layout.ts";
+import { COUNTER_TTL_MS, counterId, tokenCounterKey, usageByKeyKey, usageKey } from "./kv_layout.ts";
 import { isKeylessRefusal, KEYLESS_ROW_TTL_MS } from "./keyless_budget.ts";
 
 /** One counter increment; `expireIn` is renewed with every write. */
 export interface CounterDelta {
   key: Deno.KvKey;
+  /** `counterId(key)`, made once. */
+  id: string;
   delta: bigint;
   expireIn: number;
   /** Bytes its key costs a commit: it is both checked and written. */
@@ -96,7 +98,13 @@ export function prepare(rec: UsageRecord, rowId: (timeMs: number) => string): Pe
       if (owner === undefined) continue;
       for (const name of PERIOD_NAMES) {
         const key = tokenCounterKey(scope, owner, labels[name]);
-        counters.push({ key, delta: tokens, expireIn: COUNTER_TTL_MS[name], keyBytes: 2 * keyBytes(key) });
+        counters.push({
+          key,
+          id: counterId(key),
+          delta: tokens,
+          expireIn: COUNTER_TTL_MS[name],
+          keyBytes: 2 * keyBytes(key),
+        });
       }
     }
   }
@@ -116,8 +124,7 @@ export function takeBatch(queue: readonly PendingRecord[], maxRecords: number): 
     const next = queue[n];
     const fresh = new Map<string, number>();
     for (const c of next.counters) {
-      const id = JSON.stringify(c.key);
-      if (!counters.has(id)) fresh.set(id, c.keyBytes);
+      if (!counters.has(c.id)) fresh.set(c.id, c.keyBytes);
     }
     const freshBytes = [...fresh.values()].reduce((sum, b) => sum + b, 0);
     const fits = counters.size + fresh.size <= LIMITS.counters &&
@@ -137,10 +144,9 @@ export function mergeCounters(batch: readonly PendingRecord[]): CounterDelta[] {
   const merged = new Map<string, CounterDelta>();
   for (const { counters } of batch) {
     for (const c of counters) {
-      const id = JSON.stringify(c.key);
-      const seen = merged.get(id);
+      const seen = merged.get(c.id);
       if (seen) seen.delta += c.delta;
-      else merged.set(id, { ...c });
+      else merged.set(c.id, { ...c });
     }
   }
   return [...merged.values()];

@@ -14,7 +14,7 @@
  * their ledger's next group commit plus the next read here (see `QuotaCheck` for when reads happen).
  */
 import type { CounterDelta } from "./batch.ts";
-import { readCounters } from "./kv_layout.ts";
+import { counterId, readCounters } from "./kv_layout.ts";
 
 /** What the ledger tells about its counters; see the module comment for why each event matters. */
 export interface CounterObserver {
@@ -52,9 +52,6 @@ export interface Total {
 /** How long an entry nobody asked about is kept. */
 const IDLE_MS = 10 * 60_000;
 
-// Counter keys are all strings, so joining on a character no key part contains is unambiguous and cheap.
-const idOf = (key: Deno.KvKey) => key.join("\u0000");
-
 export class LiveTotals implements CounterObserver {
   readonly #entries = new Map<string, Entry>();
   #lastSweep = 0;
@@ -62,7 +59,10 @@ export class LiveTotals implements CounterObserver {
   constructor(private readonly kv: Deno.Kv, private readonly clock: () => number = () => performance.now()) {}
 
   #entry(key: Deno.KvKey): Entry {
-    const id = idOf(key);
+    return this.#entryById(counterId(key));
+  }
+
+  #entryById(id: string): Entry {
     let entry = this.#entries.get(id);
     if (!entry) {
       entry = { versionstamp: "", seenAt: -Infinity, unwritten: 0, inFlight: 0, changes: 0 };
@@ -106,12 +106,12 @@ export class LiveTotals implements CounterObserver {
   }
 
   queued(counters: readonly CounterDelta[]): void {
-    for (const c of counters) this.#entry(c.key).unwritten += Number(c.delta);
+    for (const c of counters) this.#entryById(c.id).unwritten += Number(c.delta);
   }
 
   committing(counters: readonly CounterDelta[]): void {
     for (const c of counters) {
-      const entry = this.#entry(c.key);
+      const entry = this.#entryById(c.id);
       entry.inFlight++;
       entry.changes++;
     }
@@ -124,7 +124,7 @@ export class LiveTotals implements CounterObserver {
   ): void {
     const now = this.clock();
     counters.forEach((c, i) => {
-      const entry = this.#entry(c.key);
+      const entry = this.#entryById(c.id);
       entry.inFlight--;
       entry.changes++;
       entry.unwritten -= Number(c.delta);
@@ -137,7 +137,7 @@ export class LiveTotals implements CounterObserver {
 
   abandoned(counters: readonly CounterDelta[]): void {
     for (const c of counters) {
-      const entry = this.#entry(c.key);
+      const entry = this.#entryById(c.id);
       entry.inFlight--;
       entry.changes++;
     }
