@@ -34,6 +34,11 @@ const ConfigSchema = z.object({
   GATEWAY_FIRST_BYTE_TIMEOUT_MS: positiveInt(120_000),
   /** Upper bound on a whole non-streamed backend answer. */
   GATEWAY_RESPONSE_TIMEOUT_MS: positiveInt(600_000),
+  /**
+   * Largest backend answer read whole, and largest single event of a streamed one: a misbehaving server must
+   * not make the gateway buffer without bound. Chat answers are far smaller; logprobs make them grow most.
+   */
+  GATEWAY_MAX_ANSWER_BYTES: positiveInt(64 * 1024 * 1024),
   /** Longest silence allowed between two chunks of a streamed backend answer. */
   GATEWAY_IDLE_TIMEOUT_MS: positiveInt(60_000),
   /** Consecutive failures that open a server's circuit breaker. */
@@ -70,6 +75,7 @@ export interface Config {
   firstByteTimeoutMs: number;
   responseTimeoutMs: number;
   idleTimeoutMs: number;
+  maxAnswerBytes: number;
   reloadIntervalMs: number;
   breakerFailures: number;
   breakerOpenMs: number;
@@ -100,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
     responseTimeoutMs: e.GATEWAY_RESPONSE_TIMEOUT_MS,
     idleTimeoutMs: e.GATEWAY_IDLE_TIMEOUT_MS,
+    maxAnswerBytes: e.GATEWAY_MAX_ANSWER_BYTES,
     reloadIntervalMs: e.GATEWAY_RELOAD_INTERVAL_MS,
     breakerFailures: e.GATEWAY_BREAKER_FAILURES,
     breakerOpenMs: e.GATEWAY_BREAKER_OPEN_MS,

@@ -25,7 +25,8 @@ export interface ClientInfo {
 }
 
 function callContext(deps: Deps, signal: AbortSignal): CallContext {
-  const { connectTimeoutMs, firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs } = deps.config;
+  const { connectTimeoutMs, firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs, maxAnswerBytes } =
+    deps.config;
   return {
     fetch: deps.fetch,
     reach: deps.reach,
@@ -33,6 +34,7 @@ function callContext(deps: Deps, signal: AbortSignal): CallContext {
     firstByteTimeoutMs,
     responseTimeoutMs,
     idleTimeoutMs,
+    maxAnswerBytes,
     signal,
   };
 }

@@ -116,3 +116,26 @@ Deno.test("weights steer traffic through the pipeline", async () => {
   // Expected 150 (sd ≈ 6.1); the seed makes the count exact, the bound says what it means.
   assert.ok(heavy > 131 && heavy < 169, `heavy got ${heavy}`);
 });
+
+Deno.test("a server whose answer never ends is given up at GATEWAY_MAX_ANSWER_BYTES and the next one answers", async () => {
+  await using s = await Scenario.start(
+    [{ name: "flood", weight: 100 }, { name: "good", weight: 1 }],
+    { random: firstFirst, config: { maxAnswerBytes: 300_000 } },
+  );
+  const key = await s.gw.key();
+  s.fake("flood").mode = "flood";
+  const whole = await s.gw.post(A, key, { messages: USER_HELLO });
+  assert.equal(whole.status, 200);
+  assert.equal((await whole.json()).choices[0].message.content, "Hello from good");
+  const streamed = await s.gw.post(B, key, { messages: USER_HELLO, stream: true });
+  assert.equal(streamed.status, 200);
+  assert.match(await streamed.text(), /"content":"good"/);
+  assert.equal(s.fake("flood").chats.length, 2, "the flooding server was tried first both times");
+
+  // With nowhere else to go, the client gets the format's 502.
+  await s.fake("good").close();
+  s.fakes.delete("good");
+  const alone = await s.gw.post(A, key, { messages: USER_HELLO });
+  assert.equal(alone.status, 502);
+  assert.match((await alone.json()).error.message, /answered with an invalid response/);
+});

@@ -20,6 +20,8 @@ export interface CallContext {
   responseTimeoutMs: number;
   /** Longest silence allowed between two chunks of a streamed answer. */
   idleTimeoutMs: number;
+  /** Largest answer read whole, and largest single event of a streamed answer. */
+  maxAnswerBytes: number;
   /** Aborts the backend call, e.g. when the client goes away. */
   signal?: AbortSignal;
 }

@@ -109,6 +109,34 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
   }
 }
 
+/**
+ * A whole answer as text, at most `limit` bytes. A declared length is checked first and then read in one go
+ * (the runtime's fast path); an answer without one is read piece by piece and given up once it passes the limit.
+ */
+async function readAnswer(response: Response, limit: number, abort: AbortController): Promise<string> {
+  const tooLarge = () => {
+    abort.abort();
+    return new BadGateway(`The model server's answer is larger than ${limit} bytes`);
+  };
+  const declared = response.headers.get("content-length");
+  if (declared !== null) {
+    if (Number(declared) > limit) throw tooLarge();
+    return await response.text();
+  }
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.byteLength;
+    if (size > limit) throw tooLarge();
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
 /** A non-streamed call: the whole answer as parsed JSON, within the response timeout. */
 export async function postJson(
   url: string,
@@ -122,7 +150,7 @@ export async function postJson(
     ctx.responseTimeoutMs,
   );
   try {
-    const text = await response.text();
+    const text = await readAnswer(response, ctx.maxAnswerBytes, abort);
     try {
       return JSON.parse(text);
     } catch {

@@ -17,6 +17,7 @@ import type { ServerRecord } from "../store/records.ts";
 import type { BackendAdapter, CallContext } from "./adapter.ts";
 import { openResponse, postJson } from "./http_call.ts";
 import { readOllamaStream } from "./ollama_stream.ts";
+import { streamLimits } from "./stream_reading.ts";
 
 const OPTION_NAMES = {
   temperature: "temperature",
@@ -137,6 +138,6 @@ export const ollamaBackend: BackendAdapter = {
     const open = await openResponse(chatUrl(server), toOllamaBody(req, true), ctx, {
       hasImages: hasImages(req),
     });
-    return await readOllamaStream(open, req.model, ctx.idleTimeoutMs);
+    return await readOllamaStream(open, req.model, streamLimits(ctx));
   },
 };

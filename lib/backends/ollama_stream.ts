@@ -6,7 +6,7 @@ import { BackendFailure, BadGateway } from "../errors.ts";
 import type { ChatEvent } from "../chat/types.ts";
 import { errorMessage, type OpenResponse } from "./http_call.ts";
 import { ChatChunkShape, finishReasonOf, toolCallsOf } from "./ollama.ts";
-import { type EventStream, lineFraming, readEventStream } from "./stream_reading.ts";
+import { type EventStream, lineFraming, readEventStream, type StreamLimits } from "./stream_reading.ts";
 
 async function* ollamaEvents(
   lines: AsyncIterable<string>,
@@ -52,6 +52,10 @@ async function* ollamaEvents(
   throw new BadGateway("The model server's stream ended before the answer was complete");
 }
 
-export function readOllamaStream(open: OpenResponse, model: string, idleMs: number): Promise<EventStream> {
-  return readEventStream(open, lineFraming(), ollamaEvents, model, idleMs);
+export function readOllamaStream(
+  open: OpenResponse,
+  model: string,
+  limits: StreamLimits,
+): Promise<EventStream> {
+  return readEventStream(open, lineFraming(), ollamaEvents, model, limits);
 }

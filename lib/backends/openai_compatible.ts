@@ -11,6 +11,7 @@ import type { ServerRecord } from "../store/records.ts";
 import type { BackendAdapter, CallContext } from "./adapter.ts";
 import { openResponse, postJson } from "./http_call.ts";
 import { readOpenAIStream } from "./openai_stream.ts";
+import { streamLimits } from "./stream_reading.ts";
 
 /**
  * An id for a tool call that came without one (Ollama's native format has none before v0.12.10). Nine letters
@@ -164,6 +165,6 @@ export const openaiBackend: BackendAdapter = {
   async stream(req: ChatRequest, server: ServerRecord, ctx: CallContext) {
     const url = chatCompletionsUrl(server.url);
     const open = await openResponse(url, toOpenAIBody(req, true), ctx, postOptions(req, server));
-    return await readOpenAIStream(open, req.model, ctx.idleTimeoutMs);
+    return await readOpenAIStream(open, req.model, streamLimits(ctx));
   },
 };

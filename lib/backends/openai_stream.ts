@@ -7,7 +7,7 @@ import { BackendFailure, BadGateway } from "../errors.ts";
 import type { ChatEvent, FinishReason, ToolCall } from "../chat/types.ts";
 import { errorMessage, type OpenResponse } from "./http_call.ts";
 import { parseArguments } from "./openai_compatible.ts";
-import { type EventStream, readEventStream, sseFraming } from "./stream_reading.ts";
+import { type EventStream, readEventStream, sseFraming, type StreamLimits } from "./stream_reading.ts";
 
 const ChunkShape = z.object({
   model: z.string().optional(),
@@ -99,6 +99,10 @@ async function* openaiEvents(
   yield { type: "done", finishReason, ...usage };
 }
 
-export function readOpenAIStream(open: OpenResponse, model: string, idleMs: number): Promise<EventStream> {
-  return readEventStream(open, sseFraming(), openaiEvents, model, idleMs);
+export function readOpenAIStream(
+  open: OpenResponse,
+  model: string,
+  limits: StreamLimits,
+): Promise<EventStream> {
+  return readEventStream(open, sseFraming(), openaiEvents, model, limits);
 }

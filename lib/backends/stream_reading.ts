@@ -9,6 +9,7 @@ import { createParser } from "eventsource-parser";
 import { BackendFailure, BadGateway, GatewayError } from "../errors.ts";
 import type { OpenResponse } from "./http_call.ts";
 import type { ChatEvent } from "../chat/types.ts";
+import type { CallContext } from "./adapter.ts";
 
 /** Cuts decoded text into payloads, keeping what is not complete yet for the next piece. */
 export interface Framing {
@@ -127,6 +128,17 @@ export type Decoder = (
   seen: { model?: string },
 ) => AsyncGenerator<ChatEvent>;
 
+export interface StreamLimits {
+  /** Longest silence between two reads. */
+  idleMs: number;
+  /** Most bytes one payload may span; a server sending an endless line must not fill the gateway's memory. */
+  maxEventBytes: number;
+}
+
+export function streamLimits(ctx: CallContext): StreamLimits {
+  return { idleMs: ctx.idleTimeoutMs, maxEventBytes: ctx.maxAnswerBytes };
+}
+
 /**
  * Reads an open streamed response: framing, decoding, idle timeout, and a single `stop` that closes the backend
  * connection whether the stream ends, breaks, or the client leaves.
@@ -136,7 +148,7 @@ export async function readEventStream(
   framing: Framing,
   decode: Decoder,
   model: string,
-  idleMs: number,
+  { idleMs, maxEventBytes }: StreamLimits,
 ): Promise<EventStream> {
   const stop = () => {
     open.abort.abort();
@@ -155,7 +167,17 @@ export async function readEventStream(
   );
   async function* payloads(): AsyncGenerator<string> {
     const text = new TextDecoder();
-    for await (const bytes of reads) yield* framing.push(text.decode(bytes, { stream: true }));
+    // Bytes read since a payload last completed. Reset to zero when one does, so a payload can overrun the
+    // bound by at most one read; a backend read is far smaller than the bound.
+    let unframed = 0;
+    for await (const bytes of reads) {
+      const done = framing.push(text.decode(bytes, { stream: true }));
+      unframed = done.length ? 0 : unframed + bytes.byteLength;
+      if (unframed > maxEventBytes) {
+        throw new BadGateway(`The model server sent a stream event larger than ${maxEventBytes} bytes`);
+      }
+      yield* done;
+    }
     yield* framing.push(text.decode());
     yield* framing.end();
   }

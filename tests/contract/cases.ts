@@ -95,6 +95,7 @@ export function context(overrides: Partial<CallContext> = {}): CallContext {
     firstByteTimeoutMs: 10_000,
     responseTimeoutMs: 10_000,
     idleTimeoutMs: 10_000,
+    maxAnswerBytes: 1_000_000,
     ...overrides,
   };
 }

@@ -10,6 +10,7 @@ import {
   BACKEND_FAILED,
   chatRequest,
   context,
+  eventually,
   type Expected,
   failsAs,
   forEachCase,
@@ -40,6 +41,8 @@ const MODE_FAULTS: [FakeMode, Expected][] = [
   }],
   ["garbage", INVALID_ANSWER],
   ["malformed", INVALID_ANSWER],
+  // Given up at the context's bound (1 MB): an answer read whole, or the first event of a stream.
+  ["flood", { ...INVALID_ANSWER, message: /larger than 1000000 bytes$/ }],
   ["hang", {
     type: BackendFailure,
     status: 504,
@@ -115,6 +118,21 @@ forEachCase((c, adapter, t) => {
       assert.equal(text.content, "Hello from contract");
     },
   );
+
+  t("an answer that never ends is given up at the size bound and its connection closed", async () => {
+    await using fake = startFake(c);
+    fake.mode = "flood";
+    await assert.rejects(
+      adapter.chat(chatRequest(), serverFor(c, fake), context()),
+      /larger than 1000000 bytes/,
+    );
+    await eventually(() => fake.streamsCancelled === 1, "the backend saw its connection closed");
+    const sent = fake.floodBytesSent;
+    // What the gateway read, plus what socket buffers took in before the close.
+    assert.ok(sent > 1_000_000 && sent < 16_000_000, `${sent} bytes sent`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(fake.floodBytesSent, sent, "nothing more is sent once the connection is closed");
+  });
 
   t("the first-byte timeout bounds a server that never answers", async () => {
     await using fake = startFake(c);

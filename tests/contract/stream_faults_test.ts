@@ -27,6 +27,11 @@ const STREAM_FAULTS: [StreamFault["kind"], Expected][] = [
   ["crash", { ...BACKEND_FAILED, message: /broke off/ }],
   ["garbage", { ...INVALID_ANSWER, message: /malformed stream/ }],
   ["error-line", { ...BACKEND_FAILED, message: /reported an error: CUDA error: out of memory/ }],
+  // The context's bound is 1 MB.
+  ["endless", {
+    ...INVALID_ANSWER,
+    message: /^The model server sent a stream event larger than 1000000 bytes$/,
+  }],
 ];
 
 forEachCase((c, adapter, t) => {

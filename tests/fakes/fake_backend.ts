@@ -13,6 +13,7 @@ export type FakeMode =
   | "garbage" // 200 with a body that is not JSON
   | "malformed" // 200 with JSON that is not a chat response
   | "hang" // never answers
+  | "flood" // 200 with a body that never ends (no length, no line end)
   | "text-only"; // refuses images like a model without vision
 
 export interface ScriptedReply {
@@ -32,7 +33,8 @@ export interface StreamFault {
     | "crash" // the connection drops
     | "garbage" // a payload that is not JSON
     | "error-line" // the server's own mid-stream failure report
-    | "stall"; // nothing more is sent, the connection stays open
+    | "stall" // nothing more is sent, the connection stays open
+    | "endless"; // one payload that never ends: bytes without a line or event end, until the client leaves
 }
 
 export interface ReceivedChat {
@@ -60,6 +62,8 @@ export interface FakeBackend {
   streamsCancelled: number;
   /** Streamed answers sent to the end. */
   streamsCompleted: number;
+  /** Bytes sent by "flood" answers and "endless" faults, over all of them. */
+  floodBytesSent: number;
   /** Answer chunks handed to the connection so far, over all streams. */
   chunksSent: number;
   /** The models the server lists as carried. */

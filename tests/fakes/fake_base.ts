@@ -29,6 +29,8 @@ export interface StreamPlan {
   faults: Record<"garbage" | "error-line", string[]>;
 }
 
+const FLOOD_PIECE = new TextEncoder().encode("a".repeat(64 * 1024));
+
 export abstract class FakeBackendBase {
   mode: FakeMode = "ok";
   /** Answer for each chat; defaults to a greeting naming this server. */
@@ -42,6 +44,8 @@ export abstract class FakeBackendBase {
   streamsCancelled = 0;
   /** Streamed answers sent to the end. */
   streamsCompleted = 0;
+  /** Bytes sent by "flood" answers and "endless" faults, over all of them. */
+  floodBytesSent = 0;
   /** Answer chunks handed to the connection so far, over all streams; framing is not counted. */
   chunksSent = 0;
   /** The models the server lists as carried. */
@@ -110,8 +114,22 @@ export abstract class FakeBackendBase {
         return Response.json({ unexpected: true });
       case "hang":
         return this.hang(signal);
+      case "flood":
+        return new Response(
+          new ReadableStream<Uint8Array>({
+            pull: (controller) => controller.enqueue(this.#floodPiece()),
+            cancel: () => void this.streamsCancelled++,
+          }, { highWaterMark: 0 }),
+          { headers: { "Content-Type": "application/json" } },
+        );
     }
     return undefined;
+  }
+
+  /** 64 KiB of one payload that never ends; sent only as fast as the client reads. */
+  #floodPiece(): Uint8Array {
+    this.floodBytesSent += FLOOD_PIECE.byteLength;
+    return FLOOD_PIECE.slice();
   }
 
   /** Sends a planned answer one piece per read, so delays, faults and cancels land between chunks. */
@@ -135,6 +153,7 @@ export abstract class FakeBackendBase {
           if (fault.kind === "crash") return controller.error(new Error("backend crashed"));
           if (fault.kind === "garbage" || fault.kind === "error-line") plan.faults[fault.kind].forEach(send);
           if (fault.kind === "stall") await this.#net.stall();
+          if (fault.kind === "endless") return controller.enqueue(this.#floodPiece());
           return controller.close();
         }
         if (sent < plan.chunks.length) {
