@@ -30,15 +30,20 @@ export interface SpawnOptions {
   env?: Record<string, string>;
 }
 
-export async function spawnDeno({ name, args, env = {} }: SpawnOptions): Promise<Child> {
-  const child = new Deno.Command(Deno.execPath(), {
+/** Deno itself, run from the repository root, without colours, its output captured. */
+function denoCommand(args: string[], env: Record<string, string>): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
     args,
     cwd: root,
     env: { NO_COLOR: "1", ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).spawn();
+  });
+}
+
+export async function spawnDeno({ name, args, env = {} }: SpawnOptions): Promise<Child> {
+  const child = denoCommand(args, env).spawn();
   let seen = "";
   const { promise: ready, resolve, reject } = Promise.withResolvers<string>();
   const drain = async (stream: ReadableStream<Uint8Array<ArrayBuffer>>) => {
@@ -76,14 +81,7 @@ export async function spawnDeno({ name, args, env = {} }: SpawnOptions): Promise
 
 /** Runs deno to completion; returns stdout, throwing with stderr when it fails. */
 export async function runDeno(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: root,
-    env: { NO_COLOR: "1", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const out = await denoCommand(args, env).output();
   const decode = (b: Uint8Array) => new TextDecoder().decode(b);
   if (!out.success) throw new Error(`deno ${args.join(" ")} failed:\n${decode(out.stderr)}`);
   return decode(out.stdout);

@@ -6,28 +6,33 @@ import type { Snapshot } from "../store/view.ts";
 import type { ServerStatus } from "../routing/mod.ts";
 import type { PeriodName } from "../usage/mod.ts";
 
-export interface ServerRow {
-  name: string;
-  kind: string;
-  weight: number;
-  enabled: boolean;
-  /** Models the admin listed for the server. */
-  configured: string[];
-  /** What the server itself reports carrying and having loaded, when it says. */
-  carried?: string[];
-  loaded?: string[];
-  health: ServerStatus["health"];
-  breaker: ServerStatus["breaker"];
-  inFlight: number;
-  requestsLastMinute: number;
-  errorsLastMinute: number;
-  latencyP50Ms?: number;
-  latencyP95Ms?: number;
-  lastProbeAt?: number;
-  lastProbeMs?: number;
-  lastProbeError?: string;
-  version?: string;
-}
+/** A server as the page shows it: its live state, beside what the admin configured. */
+export type ServerRow =
+  & Pick<
+    ServerStatus,
+    | "name"
+    | "health"
+    | "breaker"
+    | "inFlight"
+    | "requestsLastMinute"
+    | "errorsLastMinute"
+    | "latencyP50Ms"
+    | "latencyP95Ms"
+    | "lastProbeAt"
+    | "lastProbeMs"
+    | "lastProbeError"
+    | "version"
+  >
+  & {
+    kind: string;
+    weight: number;
+    enabled: boolean;
+    /** Models the admin listed for the server. */
+    configured: string[];
+    /** What the server itself reports carrying and having loaded, when it says. */
+    carried?: string[];
+    loaded?: string[];
+  };
 
 export interface HealthView {
   /** When this view was taken, epoch ms. */
