@@ -21,6 +21,7 @@ export type ErrorCode =
   | "image_not_supported"
   | "store_unavailable"
   | "shutting_down"
+  | "client_closed"
   | "internal_error";
 
 export class GatewayError extends Error {
@@ -185,6 +186,16 @@ export class ImageNotSupported extends GatewayError {
 export class BackendFailure extends GatewayError {
   constructor(message: string, retryable: boolean, countsAgainstServer: boolean, status = 502) {
     super(status, "bad_gateway", message, retryable, countsAgainstServer);
+  }
+}
+
+/**
+ * The client went away before its answer was ready: an ordinary ending, not a defect (status 499 as proxies
+ * log it; the client is gone and never reads it).
+ */
+export class ClientClosed extends GatewayError {
+  constructor() {
+    super(499, "client_closed", "The client closed the connection before the answer was ready");
   }
 }
 

@@ -10,7 +10,7 @@ import { fitToServer, shapeForKey } from "./shape/mod.ts";
 import { type Candidate, dispatch, outcomeOf, routableCandidates, weightedOrder } from "./routing/mod.ts";
 import { type BackendAdapter, BACKENDS, type CallContext } from "./backends/mod.ts";
 import { RequestAccount } from "./account/mod.ts";
-import { asGatewayError } from "./errors.ts";
+import { asGatewayError, ClientClosed, GatewayError } from "./errors.ts";
 import type { ChatRequest } from "./chat/types.ts";
 import type { KeyRecord } from "./store/records.ts";
 import type { Face } from "./faces/mod.ts";
@@ -87,7 +87,10 @@ export async function runChat(
     const turn = { face, shaped, key, candidates, ctx: callContext(deps, client.signal), account, deps };
     return withHeaders(shaped.stream ? await streamed(turn) : await whole(turn), admitted);
   } catch (error) {
-    const failure = asGatewayError(error);
+    // Whatever a read or a call threw when its client left (an AbortError, a cut body) means just that.
+    const failure = client.signal.aborted && !(error instanceof GatewayError)
+      ? new ClientClosed()
+      : asGatewayError(error);
     account.failed(failure);
     return withHeaders(errorResponse(face, failure), admitted);
   }

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { Scenario, USER_HELLO } from "./harness.ts";
 import { ADMIN_TOKEN, logIn } from "./support/admin_session.ts";
+import { manifest } from "../routes.gen.ts";
 
 const ADMIN_PATHS = ["/admin", "/admin/feed", "/admin/status", "/metrics"];
 
@@ -34,6 +35,20 @@ Deno.test("without GATEWAY_ADMIN_TOKEN every admin path is closed, whatever is p
   const login = await logIn(s.gw.url, "");
   assert.equal(login.response.status, 403);
   assert.equal(login.setCookie, "");
+  // Every method of every admin route, as a same-origin form post would send it.
+  for (const { path, module } of manifest) {
+    if (!path.startsWith("/admin") && path !== "/metrics") continue;
+    for (const method of Object.keys(module.handlers(s.gw.deps))) {
+      const r = await fetch(`${s.gw.url}${path}`, {
+        method,
+        headers: { Origin: s.gw.url, "Content-Type": "application/x-www-form-urlencoded" },
+        ...(method === "GET" || method === "HEAD" ? {} : { body: "token=" }),
+        redirect: "manual",
+      });
+      await r.body?.cancel();
+      assert.equal(r.status, 403, `${method} ${path}`);
+    }
+  }
 });
 
 Deno.test("without the token the page shows a login form and the endpoints answer 401 JSON", async () => {

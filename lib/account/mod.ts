@@ -38,7 +38,9 @@ export class RequestAccount {
   }
 
   failed(error: GatewayError): void {
-    this.#write(error.status < 500 ? "rejected" : "error", error.status, NO_TOKENS, error.code);
+    // A client that left was let in: it ends as an error of the request, not a refusal.
+    const refused = error.status < 500 && error.code !== "client_closed";
+    this.#write(refused ? "rejected" : "error", error.status, NO_TOKENS, error.code);
   }
 
   completed(result: ChatResult): void {

@@ -83,6 +83,7 @@ export async function logIn(request: Request, client: ClientInfo, deps: Deps): P
 
 export function logOut(request: Request, client: ClientInfo, deps: Deps): Response {
   const { gate, trustedProxies } = adminServices(deps);
+  if (!gate.open) return htmlResponse(closedPage(), 403);
   if (!sameOrigin(request)) {
     return htmlResponse(loginPage("This form must be sent from the admin page."), 403);
   }

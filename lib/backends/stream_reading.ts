@@ -96,6 +96,11 @@ export interface EventStream {
   model: string;
   /** Stops the backend's work at once (closes the connection). */
   abort(): void;
+  /**
+   * The answer is complete: once `events` is returned, what is left of the body (its end) is read rather than
+   * cut, so the connection can serve another request.
+   */
+  finish(): void;
 }
 
 /**
@@ -106,6 +111,7 @@ export async function startEvents(
   source: AsyncGenerator<ChatEvent>,
   model: () => string,
   abort: () => void,
+  finish: () => void = () => {},
 ): Promise<EventStream> {
   let first: IteratorResult<ChatEvent>;
   try {
@@ -119,7 +125,7 @@ export async function startEvents(
     yield first.value;
     yield* source;
   }
-  return { events: all(), model: model(), abort };
+  return { events: all(), model: model(), abort, finish };
 }
 
 /** Turns a backend's framed payloads (NDJSON lines, SSE data) into events; `seen.model` records the model name. */
@@ -159,6 +165,7 @@ export async function readEventStream(
     throw new BadGateway("The model server answered with an empty stream");
   }
   const reader = open.response.body.getReader();
+  let complete = false;
   // The idle timeout watches the reads themselves: silence is no bytes at all, however they are framed.
   const reads = withIdleTimeout(
     { next: () => reader.read() as Promise<IteratorResult<Uint8Array>> },
@@ -189,8 +196,40 @@ export async function readEventStream(
       if (error instanceof GatewayError) throw error;
       throw new BackendFailure("the model server's stream broke off", true, true);
     } finally {
-      stop();
+      if (complete) void readToEnd(reader, open, stop);
+      else stop();
     }
   }
-  return await startEvents(guarded(), () => seen.model ?? model, stop);
+  return await startEvents(guarded(), () => seen.model ?? model, stop, () => complete = true);
+}
+
+/** What a complete answer's body may still hold after its last event: its end, and little else. */
+const END_BYTES = 64 * 1024;
+const END_MS = 1_000;
+
+/**
+ * Reads what follows a complete answer's last event (typically only the end of the chunked body), so the
+ * runtime can put the backend connection back in its pool; a backend that sends more, or does not end its
+ * body soon, is cut off instead. Either way the response is released here, not left to a timer.
+ */
+async function readToEnd(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  open: OpenResponse,
+  stop: () => void,
+) {
+  const timer = setTimeout(stop, END_MS);
+  try {
+    let left = END_BYTES;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      left -= value.byteLength;
+      if (left < 0) return stop();
+    }
+  } catch {
+    // Cut off by the bound or by the backend: nothing is owed to the client any more.
+  } finally {
+    clearTimeout(timer);
+    open.release();
+  }
 }

@@ -7,7 +7,7 @@
  * When `stop` returns every request has reported its usage record, so the ledger's last flush writes them
  * all.
  */
-import { ShuttingDown } from "../errors.ts";
+import { ClientClosed, ShuttingDown } from "../errors.ts";
 import { FACES } from "../faces/mod.ts";
 import { errorResponse } from "./respond.ts";
 import { type OpenStreams, openStreams } from "./stream_response.ts";
@@ -75,7 +75,7 @@ export class Drain {
     if (this.#stopping) return refusal();
     this.#inFlight++;
     const abort = new AbortController();
-    const clientLeft = () => abort.abort(request.signal.reason);
+    const clientLeft = () => abort.abort(new ClientClosed());
     request.signal.addEventListener("abort", clientLeft, { once: true });
     this.#running.add(abort);
     let answered: Promise<Response>;

@@ -86,11 +86,13 @@ export function streamResponse(
   let ended = false;
   let forget = () => {};
   const finish = () => {
-    if (!ended) {
-      ended = true;
-      forget();
-      onEnd(end);
-    }
+    if (ended) return;
+    ended = true;
+    forget();
+    // Unwinds the backend side however the stream ended: its reader, idle timer and connection are let go now,
+    // not when a timer that still points at them fires.
+    events.return?.().catch(() => {});
+    onEnd(end);
   };
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
     end.firstByteAt ??= performance.now();
@@ -120,6 +122,7 @@ export function streamResponse(
           const text = renderer.event(event);
           if (event.type === "done") {
             end.done = event;
+            stream.finish();
             send(controller, text);
             controller.close();
             return finish();

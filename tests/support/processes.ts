@@ -21,6 +21,8 @@ export async function admin(env: Record<string, string>, ...args: string[]) {
 export interface GatewayProcess {
   child: Deno.ChildProcess;
   url: string;
+  /** What the process printed so far, on stdout and stderr. */
+  output(): string;
   /** SIGTERM, then the exit status. */
   stop(): Promise<Deno.CommandStatus>;
 }
@@ -70,6 +72,7 @@ export async function startGateway(
   return {
     child,
     url,
+    output: () => seen,
     stop: () => {
       stopped ??= (child.kill("SIGTERM"), child.status);
       return stopped;
