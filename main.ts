@@ -11,8 +11,9 @@ const config = loadConfig();
 const kv = await openStore(config.kvPath);
 const deps = await createDeps(config, kv);
 const metrics = serveMetrics(deps);
-serve(buildApp(deps, manifest), config, async () => {
-  await metrics?.shutdown();
+const serving = serve(buildApp(deps, manifest), config, async () => {
+  metrics?.close();
   await closeDeps(deps);
   kv.close();
 });
+if (serving.stats) deps.metrics?.watchConnections(serving.stats);

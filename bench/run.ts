@@ -5,7 +5,8 @@
  * rounds, and the order of the targets rotates from round to round, so a busy moment of the machine does not
  * fall on one of them only. Prints a markdown table and writes bench/results/latest.json.
  *
- * BENCH_ROUNDS (default 5) and BENCH_SECONDS (seconds per load run, default 3) trade time for steadiness.
+ * BENCH_ROUNDS (default 5) and BENCH_SECONDS (seconds per load run, default 3) trade time for steadiness;
+ * BENCH_SOAK_SECONDS (default 60) is the length of the streamed soak, run once per target at the end.
  */
 import { type Child, cpuTimeUs, memoryOf, runDeno, spawnDeno } from "./support/spawn.ts";
 import { startBenchGateway } from "./support/gateway_setup.ts";
@@ -13,8 +14,10 @@ import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./suppo
 import { chunksPerSecond, median, medianFirstByteUs } from "./support/streaming.ts";
 import { benchTargets, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
 import { type Figures, machineInfo, markdownTable, rows } from "./support/report.ts";
+import { streamedSoak } from "./support/soak.ts";
 
 const ROUNDS = Math.max(1, Number(Deno.env.get("BENCH_ROUNDS") ?? 5));
+const SOAK_SECONDS = Math.max(15, Number(Deno.env.get("BENCH_SOAK_SECONDS") ?? 60));
 const SECONDS = Math.max(1, Number(Deno.env.get("BENCH_SECONDS") ?? 3));
 const CONNECTIONS = 64;
 const FIRST_BYTE_SAMPLES = 60;
@@ -147,6 +150,7 @@ async function main() {
   let streaming: Figures["streaming"];
   let peakRssMb: number;
   let bareRssMb: number;
+  let soak: Figures["soak"];
   try {
     const backend = await spawnDeno({
       name: "backend",
@@ -174,6 +178,20 @@ async function main() {
     // VmHWM only grows, so one reading after all the load is the peak over all of it.
     peakRssMb = (await memoryOf(gateway.child.pid))?.peakMb ?? NaN;
     bareRssMb = (await memoryOf(bare.pid))?.peakMb ?? NaN;
+    const soakOptions = { seconds: SOAK_SECONDS, connections: CONNECTIONS };
+    log(`streamed soak: ${SOAK_SECONDS} s on the gateway, then on the bare proxy`);
+    soak = {
+      seconds: SOAK_SECONDS,
+      connections: CONNECTIONS,
+      gateway: await streamedSoak(tool, targets.gateway.streamedLoad, gateway.child.pid, {
+        ...soakOptions,
+        check: (r) => checked("gateway soak", r),
+      }),
+      bare: await streamedSoak(tool, targets.bare.streamedLoad, bare.pid, {
+        ...soakOptions,
+        check: (r) => checked("bare soak", r),
+      }),
+    };
   } finally {
     await gatewayClose?.();
     for (const child of children.reverse()) await child.stop();
@@ -186,6 +204,7 @@ async function main() {
     loaded: http.loaded,
     streaming,
     memory: { gatewayPeakRssMb: peakRssMb, bareProxyPeakRssMb: bareRssMb },
+    soak,
     store: { lookup: store.lookup, admission: store.admission },
   };
   const table = rows(figures);

@@ -57,6 +57,15 @@ const ConfigSchema = z.object({
   GATEWAY_KEYLESS_RECORDS_PER_MINUTE: z.coerce.number().int().min(0).default(10),
   /** How long a stopping gateway lets running requests and streams finish before it ends them. */
   GATEWAY_SHUTDOWN_GRACE_MS: positiveInt(10_000),
+  /** Time a new connection has to send its first complete request head; a slow trickle is cut off. */
+  GATEWAY_HEAD_TIMEOUT_MS: positiveInt(10_000),
+  /**
+   * How long a connection may stay open with no request in progress. Longer than the 60 s idle timeout of
+   * common load balancers, so that they, not the gateway, close a shared connection first.
+   */
+  GATEWAY_KEEPALIVE_TIMEOUT_MS: positiveInt(65_000),
+  /** Open client connections at most; unset: 4096, lowered on its own if file descriptors run out first. */
+  GATEWAY_MAX_CONNECTIONS: z.coerce.number().int().positive().optional(),
 });
 
 export interface Config {
@@ -83,6 +92,10 @@ export interface Config {
   probeTimeoutMs: number;
   shutdownGraceMs: number;
   keylessRecordsPerMinute: number;
+  headTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  /** Undefined: the listener's default, lowered on its own if file descriptors run out first. */
+  maxConnections?: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -114,6 +127,9 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     probeTimeoutMs: e.GATEWAY_PROBE_TIMEOUT_MS,
     shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS,
     keylessRecordsPerMinute: e.GATEWAY_KEYLESS_RECORDS_PER_MINUTE,
+    headTimeoutMs: e.GATEWAY_HEAD_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.GATEWAY_KEEPALIVE_TIMEOUT_MS,
+    maxConnections: e.GATEWAY_MAX_CONNECTIONS,
   };
 }
 

@@ -83,9 +83,19 @@ export class MethodNotAllowed extends GatewayError {
   }
 }
 
+/**
+ * The rest of the body is never read, so the connection cannot carry another request: it is closed after the
+ * answer instead of being held open while the client goes on sending.
+ */
+const CLOSE_CONNECTION = { Connection: "close" };
+
 export class PayloadTooLarge extends GatewayError {
   constructor(limit: number) {
     super(413, "payload_too_large", `Request body is larger than the limit of ${limit} bytes`);
+  }
+
+  override headers(): Record<string, string> {
+    return CLOSE_CONNECTION;
   }
 }
 
@@ -93,6 +103,10 @@ export class PayloadTooLarge extends GatewayError {
 export class RequestTimeout extends GatewayError {
   constructor(limitMs: number) {
     super(408, "request_timeout", `Request body was not received within ${limitMs} ms`);
+  }
+
+  override headers(): Record<string, string> {
+    return CLOSE_CONNECTION;
   }
 }
 

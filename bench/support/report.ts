@@ -32,6 +32,13 @@ export interface Figures {
     gatewayCpuUsPerChunk: number;
   };
   memory: { gatewayPeakRssMb: number; bareProxyPeakRssMb: number };
+  /** Streamed chats at full concurrency for a long run: resident memory early and at the end. */
+  soak: {
+    seconds: number;
+    connections: number;
+    gateway: { requests: number; rssAt10sMb: number; rssEndMb: number };
+    bare: { requests: number; rssAt10sMb: number; rssEndMb: number };
+  };
   store: {
     lookup: { smallUs: number; largeUs: number; ratio: number };
     admission: { smallUs: number; largeUs: number; ratio: number };
@@ -50,6 +57,7 @@ const us = (n: number) => `${Math.round(n).toLocaleString("en-US")} µs`;
 const ms = (n: number) => `${(n / 1000).toFixed(2)} ms`;
 const count = (n: number) => Math.round(n).toLocaleString("en-US");
 const pct = (n: number) => `${Math.round(n * 100)}%`;
+const mb = (n: number) => `${n.toFixed(1)} MB`;
 const signedPct = (ratio: number) => `${ratio >= 1 ? "+" : "−"}${Math.abs(Math.round((ratio - 1) * 100))}%`;
 
 export function rows(f: Figures): Row[] {
@@ -137,8 +145,33 @@ export function rows(f: Figures): Row[] {
       value: `${f.memory.bareProxyPeakRssMb.toFixed(1)} MB`,
       target: "reference",
     },
+    ...soakRows(f.soak),
     scale("Key lookup (digest + indexed read, uncached)", store.lookup),
     scale("Admission (IP list, rpm, 6 quotas)", store.admission),
+  ];
+}
+
+function soakRows(soak: Figures["soak"]): Row[] {
+  const { gateway: g, bare: b } = soak;
+  const run = `${soak.seconds} s streamed, ${soak.connections} connections`;
+  return [
+    {
+      figure: `Soak (${run}): gateway RSS at 10 s → end`,
+      value: `${mb(g.rssAt10sMb)} → ${mb(g.rssEndMb)} (× ${(g.rssEndMb / g.rssAt10sMb).toFixed(2)})`,
+      target: "end ≤ 1.2 × at 10 s",
+      pass: g.rssEndMb <= 1.2 * g.rssAt10sMb,
+    },
+    {
+      figure: `Soak (${run}): gateway RSS at the end ÷ the bare proxy's`,
+      value: `${mb(g.rssEndMb)} ÷ ${mb(b.rssEndMb)} (× ${(g.rssEndMb / b.rssEndMb).toFixed(2)})`,
+      target: "≤ 2 ×",
+      pass: g.rssEndMb <= 2 * b.rssEndMb,
+    },
+    {
+      figure: `Soak (${run}): streams served: gateway / bare proxy (bare RSS at 10 s → end)`,
+      value: `${count(g.requests)} / ${count(b.requests)} (${mb(b.rssAt10sMb)} → ${mb(b.rssEndMb)})`,
+      target: "",
+    },
   ];
 }
 

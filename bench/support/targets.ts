@@ -15,7 +15,12 @@ export interface Target {
   whole: Omit<LoadSpec, "connections" | "seconds">;
   /** Streamed chats of a chosen length. */
   streamed: StreamTarget;
+  /** A short streamed chat, for the load generator (the soak). */
+  streamedLoad: Omit<LoadSpec, "connections" | "seconds">;
 }
+
+/** Chunks in each answer of the soak: a short chat answer, so that streams start and end at a high rate. */
+const SOAK_CHUNKS = 8;
 
 const messages = [{ role: "user", content: "hi" }];
 const JSON_TYPE = { "Content-Type": "application/json" };
@@ -26,6 +31,11 @@ function ollamaTarget(name: TargetName, baseUrl: string): Target {
   return {
     name,
     whole: { url, headers: JSON_TYPE, body: JSON.stringify({ model: "m1", messages, stream: false }) },
+    streamedLoad: {
+      url,
+      headers: JSON_TYPE,
+      body: JSON.stringify({ model: "m1", messages, stream: true, options: { num_predict: SOAK_CHUNKS } }),
+    },
     streamed: {
       url,
       headers: {},
@@ -42,6 +52,11 @@ function gatewayTarget(baseUrl: string, secret: string): Target {
   return {
     name: "gateway",
     whole: { url, headers: { ...JSON_TYPE, ...auth }, body: JSON.stringify({ model: "any", messages }) },
+    streamedLoad: {
+      url,
+      headers: { ...JSON_TYPE, ...auth },
+      body: JSON.stringify({ model: "any", messages, stream: true, max_tokens: SOAK_CHUNKS }),
+    },
     streamed: {
       url,
       headers: auth,

@@ -6,14 +6,19 @@
 import type { Deps } from "../deps.ts";
 import { metricsText } from "../admin_web/handlers.ts";
 import { jsonResponse } from "./respond.ts";
+import { listen, type Listening } from "./listener.ts";
 
-export function serveMetrics(deps: Deps): Deno.HttpServer | undefined {
-  const { metricsPort, metricsHost } = deps.config;
+/** A scraper or two, not a crowd. */
+const METRICS_CONNECTIONS = 16;
+
+export function serveMetrics(deps: Deps): Listening | undefined {
+  const { metricsPort, metricsHost, headTimeoutMs, keepAliveTimeoutMs } = deps.config;
   if (metricsPort === undefined) return undefined;
-  return Deno.serve({
+  // The gateway's own listener here too: an accept error on this port must not end the process either.
+  const listening = listen({
     port: metricsPort,
     hostname: metricsHost,
-    onListen: ({ hostname, port }) => console.log(`metrics on http://${hostname}:${port}/metrics`),
+    limits: { headTimeoutMs, keepAliveTimeoutMs, maxConnections: METRICS_CONNECTIONS },
   }, (request) => {
     if (new URL(request.url).pathname !== "/metrics") {
       return jsonResponse({ error: { message: "Only /metrics is served here", code: "not_found" } }, 404);
@@ -25,4 +30,6 @@ export function serveMetrics(deps: Deps): Deno.HttpServer | undefined {
     }
     return metricsText(deps);
   });
+  console.log(`metrics on http://${listening.addr.hostname}:${listening.addr.port}/metrics`);
+  return listening;
 }

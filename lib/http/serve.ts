@@ -1,11 +1,13 @@
 /**
- * @module Serving: listens, hands the peer address to the app, and on SIGINT/SIGTERM stops listening, lets
- * running requests and streams finish within the shutdown grace period, ends what still runs, and only then
- * lets `onStop` write what is pending. A second signal skips the rest of the grace period.
+ * @module Serving: listens (on the gateway's own listener, which bounds connections in number and in time),
+ * hands the peer address to the app, and on SIGINT/SIGTERM stops listening, lets running requests and streams
+ * finish within the shutdown grace period, ends what still runs, and only then lets `onStop` write what is
+ * pending. A second signal skips the rest of the grace period.
  */
 import type { Config } from "../config.ts";
 import type { ConnectionEnv } from "./app.ts";
 import { Drain } from "./drain.ts";
+import { DEFAULT_MAX_CONNECTIONS, listen, type Listening } from "./listener.ts";
 
 interface FetchApp {
   fetch(request: Request, env: ConnectionEnv): Response | Promise<Response>;
@@ -13,26 +15,28 @@ interface FetchApp {
 
 const SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
-export function serve(app: FetchApp, config: Config, onStop: () => Promise<void> | void): Deno.HttpServer {
+export function serve(app: FetchApp, config: Config, onStop: () => Promise<void> | void): Listening {
   const drain = new Drain({ graceMs: config.shutdownGraceMs });
-  const server = Deno.serve(
-    {
-      port: config.port,
-      hostname: config.host,
-      onListen: ({ hostname, port }) => console.log(`gateway listening on http://${hostname}:${port}`),
+  const handler = (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) =>
+    drain.handle(
+      request,
+      info.completed,
+      (signal) => app.fetch(request, { remoteAddr: info.remoteAddr, signal }),
+    );
+  const serving = listen({
+    hostname: config.host,
+    port: config.port,
+    limits: {
+      headTimeoutMs: config.headTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+      maxConnections: config.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
     },
-    (request, info) =>
-      drain.handle(
-        request,
-        info.completed,
-        (signal) => app.fetch(request, { remoteAddr: info.remoteAddr, signal }),
-      ),
-  );
+  }, handler);
+  console.log(`gateway listening on http://${serving.addr.hostname}:${serving.addr.port}`);
 
   const stop = async () => {
     if (drain.stopping) return drain.hurry();
-    // Closes the listener now; its promise, which waits for every connection without a bound, is not awaited.
-    server.shutdown().catch(() => {});
+    serving.close();
     await drain.stop();
     let code = 0;
     try {
@@ -45,5 +49,5 @@ export function serve(app: FetchApp, config: Config, onStop: () => Promise<void>
     Deno.exit(code);
   };
   for (const signal of SIGNALS) Deno.addSignalListener(signal, () => void stop());
-  return server;
+  return serving;
 }

@@ -8,6 +8,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { UsageRecord } from "../usage/types.ts";
 import type { ServerStatus } from "../routing/mod.ts";
+import type { ConnectionStats } from "../http/listener.ts";
 
 /** Seconds; chat answers range from milliseconds (cached, short) to minutes (long generations). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -83,6 +84,11 @@ export class GatewayMetrics {
     if (rec.ttfbMs !== undefined) this.#ttfb.observe({ format, stream }, rec.ttfbMs / 1000);
   }
 
+  /** Reports the listener's connection figures at each scrape. */
+  watchConnections(stats: () => ConnectionStats): void {
+    connectionMetrics([this.registry], stats);
+  }
+
   text(): Promise<string> {
     return this.registry.metrics();
   }
@@ -125,6 +131,56 @@ function serverGauges(registers: Registry[], servers: () => ServerStatus[]): voi
     collect() {
       this.reset();
       for (const s of servers()) this.set({ server: s.name }, s.inFlight);
+    },
+  });
+}
+
+function connectionMetrics(registers: Registry[], stats: () => ConnectionStats): void {
+  new Gauge({
+    name: "gateway_connections_open",
+    help: "Client connections open now.",
+    registers,
+    collect() {
+      this.set(stats().open);
+    },
+  });
+  new Gauge({
+    name: "gateway_connections_limit",
+    help: "Client connections taken at most; more wait to be accepted.",
+    registers,
+    collect() {
+      this.set(stats().limit);
+    },
+  });
+  // Counters the listener keeps itself; set at each scrape, they only ever grow.
+  new Counter({
+    name: "gateway_connection_waits_total",
+    help: "Times accepting paused because the connection limit was reached.",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(stats().waitsAtLimit);
+    },
+  });
+  new Counter({
+    name: "gateway_accept_failures_total",
+    help: "Connections the gateway could not accept (out of file descriptors, most often).",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(stats().acceptFailures);
+    },
+  });
+  new Counter({
+    name: "gateway_connections_closed_total",
+    help: "Connections the gateway closed: request head too slow (head) or idle too long (idle).",
+    labelNames: ["reason"],
+    registers,
+    collect() {
+      const { closed } = stats();
+      this.reset();
+      this.inc({ reason: "head" }, closed.head);
+      this.inc({ reason: "idle" }, closed.idle);
     },
   });
 }

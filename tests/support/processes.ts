@@ -27,13 +27,20 @@ export interface GatewayProcess {
   stop(): Promise<Deno.CommandStatus>;
 }
 
-/** Starts a gateway process and resolves once it listens; `args` replaces `task start`. */
+/**
+ * Starts a gateway process and resolves once it listens; `args` replaces `task start`. With `fdLimit` it runs
+ * under that many file descriptors at most (`ulimit -n`, through bash, which then becomes the gateway).
+ */
 export async function startGateway(
   env: Record<string, string>,
   args = ["task", "--quiet", "start"],
+  { fdLimit }: { fdLimit?: number } = {},
 ): Promise<GatewayProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
+  const limited = fdLimit === undefined
+    ? { command: Deno.execPath(), args }
+    : { command: "bash", args: ["-c", `ulimit -n ${fdLimit} && exec "$0" "$@"`, Deno.execPath(), ...args] };
+  const child = new Deno.Command(limited.command, {
+    args: limited.args,
     cwd: root,
     env: { PORT: "0", HOST: "127.0.0.1", ...env },
     stdout: "piped",

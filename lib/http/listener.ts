@@ -1,0 +1,232 @@
+/**
+ * @module The gateway's own listener under the runtime's HTTP engine. `Deno.serve` accepts connections in a
+ * loop the program cannot reach: one accept error (out of file descriptors) ends that loop and, through an
+ * uncaught rejection, the process; and it bounds neither how long a request head may take nor how long an
+ * idle keep-alive connection stays. Here the program accepts each connection itself, so it can
+ *  - keep the number of open connections under a limit that leaves descriptors for backends and the store
+ *    (at the limit, new connections wait in the kernel's backlog until one closes);
+ *  - survive an accept error: say so once, wait, and try again, serving the connections it has meanwhile;
+ *  - close a connection whose request head does not arrive in time, and one idle for too long between
+ *    requests.
+ * Each accepted connection is still served by the runtime's HTTP engine (the same hyper-based code that
+ * `Deno.serve` uses), reached through `serveHttpOnConnection` on `Deno[Deno.internal]`: Deno 2 has no public
+ * API that serves HTTP on an accepted connection. Where that entry is missing (another runtime version), the
+ * gateway falls back to `Deno.serve` and says that these bounds are off.
+ */
+
+export interface ConnectionLimits {
+  /** Time from accepting a connection to its first complete request head. */
+  headTimeoutMs: number;
+  /** Time a connection may stay open with no request in progress, after its first. */
+  keepAliveTimeoutMs: number;
+  /** Open connections at most; more wait to be accepted. */
+  maxConnections: number;
+}
+
+export interface ConnectionStats {
+  open: number;
+  limit: number;
+  /** Times accepting paused because `maxConnections` were open. */
+  waitsAtLimit: number;
+  /** Accepts that failed (out of descriptors, most often). */
+  acceptFailures: number;
+  /** Connections closed by the gateway, by reason. */
+  closed: { head: number; idle: number };
+}
+
+type Handler = (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response>;
+
+type ServeOnConnection = (
+  conn: Deno.Conn,
+  signal: AbortSignal,
+  handler: Handler,
+  onError: (error: unknown) => Response,
+  onListen: () => void,
+) => { finished: Promise<void> };
+
+export interface Listening {
+  addr: Deno.NetAddr;
+  /** Undefined where the runtime's own listener serves (and keeps no such figures). */
+  stats?: () => ConnectionStats;
+  /** Stops accepting; open connections are left to finish (the caller's drain bounds them). */
+  close(): void;
+}
+
+/**
+ * Connections taken at most when the configuration does not say: the runtime cannot read its descriptor
+ * limit without full permissions, so the limit is learned instead, the first time descriptors run out.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 4_096;
+/** Descriptors kept free once the limit is learned: backend connections, the store, probes. */
+const RESERVE = 32;
+const OUT_OF_DESCRIPTORS = /os error 2[34]\b|too many open files/i;
+
+/** Checks for idle and slow connections this often, at most: one sweep serves them all, not a timer each. */
+const SWEEP_MS = 1_000;
+/** Waits between attempts while accepting fails. */
+const RETRY_MS = [50, 100, 250, 500, 1_000];
+
+function serveOnConnection(): ServeOnConnection | undefined {
+  const internals = (Deno as unknown as Record<symbol, Record<string, unknown> | undefined>)[
+    (Deno as unknown as { internal: symbol }).internal
+  ];
+  const serve = internals?.serveHttpOnConnection;
+  return typeof serve === "function" ? serve as ServeOnConnection : undefined;
+}
+
+class Connection {
+  /** Requests received and not yet delivered. */
+  active = 0;
+  /** Since when the connection has had no request in progress. */
+  idleSince = performance.now();
+  served = false;
+  readonly abort = new AbortController();
+}
+
+export interface ListenOptions {
+  hostname: string;
+  port: number;
+  limits: ConnectionLimits;
+  log?: (line: string) => void;
+}
+
+export function listen(options: ListenOptions, handler: Handler): Listening {
+  const serve = serveOnConnection();
+  const log = options.log ?? ((line: string) => console.error(line));
+  return serve ? ownListener(serve, options, log, handler) : runtimeListener(options, log, handler);
+}
+
+/** The runtime's listener, where the gateway cannot have its own: no bounds, but no crash on accept errors. */
+function runtimeListener(options: ListenOptions, log: (line: string) => void, handler: Handler): Listening {
+  log("gateway: this runtime accepts connections itself; head, idle and connection limits are off");
+  const server = Deno.serve({ port: options.port, hostname: options.hostname, onListen: () => {} }, handler);
+  // Its accept loop ends on an accept error (out of descriptors) by rejecting this promise.
+  server.finished.catch((error) => log(`gateway: the runtime stopped accepting connections: ${error}`));
+  return {
+    addr: server.addr,
+    // Closes the listener now; the promise, which waits for every connection without a bound, is not awaited.
+    close: () => void server.shutdown().catch(() => {}),
+  };
+}
+
+function ownListener(
+  serve: ServeOnConnection,
+  options: ListenOptions,
+  log: (line: string) => void,
+  handler: Handler,
+): Listening {
+  const { limits } = options;
+  const listener = Deno.listen({ hostname: options.hostname, port: options.port, transport: "tcp" });
+  const open = new Set<Connection>();
+  const stats: ConnectionStats = {
+    open: 0,
+    limit: limits.maxConnections,
+    waitsAtLimit: 0,
+    acceptFailures: 0,
+    closed: { head: 0, idle: 0 },
+  };
+  let closing = false;
+  let slotFreed: (() => void) | undefined;
+
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const conn of open) {
+      if (conn.active > 0) continue;
+      const limit = conn.served ? limits.keepAliveTimeoutMs : limits.headTimeoutMs;
+      if (now - conn.idleSince < limit) continue;
+      stats.closed[conn.served ? "idle" : "head"]++;
+      conn.abort.abort();
+      open.delete(conn);
+    }
+  }, Math.min(SWEEP_MS, limits.headTimeoutMs, limits.keepAliveTimeoutMs));
+  Deno.unrefTimer(sweep);
+
+  const onError = (error: unknown) => {
+    console.error("gateway: unexpected failure:", error);
+    return new Response(null, { status: 500 });
+  };
+
+  const accept = (tcp: Deno.Conn) => {
+    const conn = new Connection();
+    const remoteAddr = tcp.remoteAddr as Deno.NetAddr;
+    open.add(conn);
+    let closeAfter = false;
+    // The runtime does not act on an answer's `Connection: close` (a refusal that leaves the request body
+    // unread), so the listener does, once the answer is delivered.
+    const noteClose = (response: Response) => {
+      if (response.headers.get("connection") === "close") closeAfter = true;
+      return response;
+    };
+    const perRequest: Handler = (request, info) => {
+      conn.active++;
+      conn.served = true;
+      const done = () => {
+        if (closeAfter) conn.abort.abort();
+        else if (--conn.active === 0) conn.idleSince = performance.now();
+      };
+      info.completed.then(done, done);
+      const answer = handler(request, { remoteAddr, completed: info.completed });
+      return answer instanceof Response ? noteClose(answer) : answer.then(noteClose);
+    };
+    // A connection that ends in any way (reset by its client included) is only one connection less.
+    serve(tcp, conn.abort.signal, perRequest, onError, () => {}).finished.catch(() => {}).finally(() => {
+      open.delete(conn);
+      slotFreed?.();
+    });
+  };
+
+  (async () => {
+    let failures = 0;
+    let failingSince = 0;
+    while (!closing) {
+      if (open.size >= stats.limit) {
+        stats.waitsAtLimit++;
+        await new Promise<void>((resolve) => slotFreed = resolve);
+        slotFreed = undefined;
+        continue;
+      }
+      try {
+        const tcp = await listener.accept();
+        if (failures) {
+          log(
+            `gateway: accepting connections again, after ${Math.round(performance.now() - failingSince)} ms`,
+          );
+          failures = 0;
+        }
+        accept(tcp);
+      } catch (error) {
+        if (closing) break;
+        stats.acceptFailures++;
+        const message = (error as Error).message;
+        if (failures++ === 0) {
+          failingSince = performance.now();
+          log(`gateway: cannot accept connections (${message}); new ones wait until this clears`);
+        }
+        if (OUT_OF_DESCRIPTORS.test(message) && open.size - RESERVE < stats.limit) {
+          // What the process could hold, less room for the backends those connections need.
+          stats.limit = Math.max(16, open.size - RESERVE);
+          log(
+            `gateway: out of file descriptors at ${open.size} connections; taking at most ${stats.limit} ` +
+              "from now on (raise ulimit -n, or set GATEWAY_MAX_CONNECTIONS)",
+          );
+        }
+        await new Promise((resolve) =>
+          setTimeout(resolve, RETRY_MS[Math.min(failures, RETRY_MS.length) - 1])
+        );
+      }
+    }
+  })();
+
+  return {
+    addr: listener.addr as Deno.NetAddr,
+    stats: () => ({ ...stats, open: open.size, closed: { ...stats.closed } }),
+    close() {
+      closing = true;
+      clearInterval(sweep);
+      slotFreed?.();
+      listener.close();
+      // Idle connections have nothing left to finish; a client on one learns at once to go elsewhere.
+      for (const conn of open) if (conn.active === 0) conn.abort.abort();
+    },
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * Connections are bounded in time and in number, on the real gateway process: a request head that trickles,
+ * a keep-alive connection left idle and a connection whose request was refused for its body (408, 413) are
+ * closed by the gateway; run out of file descriptors, it stays up, keeps serving the connections it has,
+ * says so once, and serves new ones when descriptors come back.
+ */
+import assert from "node:assert/strict";
+import { admin, type GatewayProcess, startGateway } from "./support/processes.ts";
+import { killChild, waitFor } from "./support/chat_streams.ts";
+import { connectTo, postOn, readUntilClosed, send } from "./support/raw_http.ts";
+import { FakeOllama } from "./fakes/fake_ollama.ts";
+
+const GATEWAY = ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"];
+const CHAT = { messages: [{ role: "user", content: "hi" }] };
+
+interface Setup {
+  gateway: GatewayProcess;
+  key: string;
+  metricsUrl: string;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+async function withGateway(
+  env: Record<string, string>,
+  fn: (setup: Setup) => Promise<void>,
+  fdLimit?: number,
+): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  const fake = FakeOllama.start("a");
+  const metricsPort = freePort();
+  const base = { GATEWAY_KV: `${dir}/store.kv` };
+  let gateway: GatewayProcess | undefined;
+  try {
+    await admin(base, "server", "add", "--name", "a", "--url", fake.url, "--model", "m1");
+    const { key } = await admin(base, "key", "create", "--model", "m1");
+    gateway = await startGateway({ ...base, GATEWAY_METRICS_PORT: String(metricsPort), ...env }, GATEWAY, {
+      fdLimit,
+    });
+    await fn({ gateway, key, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
+  } finally {
+    if (gateway) await killChild(gateway.child);
+    await fake.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** A chat on a new connection: its status, and its body to explain a failure. */
+async function chat(url: string, key: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+    body: JSON.stringify(CHAT),
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+async function metric(metricsUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  assert.ok(line, `${name} is not in /metrics`);
+  return Number(line.split(" ")[1]);
+}
+
+Deno.test("a request head that does not arrive in time is cut off, trickling or silent", async () => {
+  await withGateway({ GATEWAY_HEAD_TIMEOUT_MS: "500" }, async ({ gateway, metricsUrl }) => {
+    const silent = await connectTo(gateway.url);
+    const trickling = await connectTo(gateway.url);
+    let sent = 0;
+    const head = "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nX-Slow: " + "a".repeat(100);
+    const trickle = (async () => {
+      // One byte every 100 ms: the head would take 14 s; the gateway must not wait for it.
+      while (sent < head.length && await send(trickling, head[sent])) {
+        sent++;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    const [quiet, slow] = await Promise.all([
+      readUntilClosed(silent, 5_000),
+      readUntilClosed(trickling, 5_000),
+    ]);
+    await trickle;
+    assert.equal(quiet.text, "");
+    assert.equal(slow.text, "");
+    assert.ok(quiet.ms >= 400 && slow.ms >= 400, `closed too early: ${quiet.ms}, ${slow.ms} ms`);
+    assert.ok(sent < head.length, "the whole head was sent");
+    assert.equal(await metric(metricsUrl, 'gateway_connections_closed_total{reason="head"}'), 2);
+  });
+});
+
+Deno.test("an idle keep-alive connection is closed; one in use is not", async () => {
+  await withGateway({ GATEWAY_KEEPALIVE_TIMEOUT_MS: "800" }, async ({ gateway, key, metricsUrl }) => {
+    const conn = await connectTo(gateway.url);
+    // Three requests 400 ms apart: each comes within the idle bound, so the connection serves them all.
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await postOn(conn, "/v1/chat/completions", key, CHAT)).status, 200);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    const { text, ms } = await readUntilClosed(conn, 5_000);
+    assert.equal(text, "");
+    assert.ok(ms >= 300, `closed ${ms} ms after the last request`);
+    assert.equal(await metric(metricsUrl, 'gateway_connections_closed_total{reason="idle"}'), 1);
+  });
+});
+
+Deno.test("a refused body (413 declared too large, 408 too slow) closes its connection while the client still sends", async () => {
+  await withGateway({ GATEWAY_BODY_TIMEOUT_MS: "300" }, async ({ gateway, key }) => {
+    for (const [status, length] of [[413, 10 * 1024 ** 3], [408, 1000]]) {
+      const conn = await connectTo(gateway.url);
+      await send(
+        conn,
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n` +
+          `Authorization: Bearer ${key}\r\nContent-Length: ${length}\r\n\r\n{`,
+      );
+      let sending = true;
+      const trickle = (async () => {
+        for (let i = 0; i < 100 && sending && await send(conn, " "); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+      const { text, ms } = await readUntilClosed(conn, 4_000);
+      sending = false;
+      await trickle;
+      assert.match(text, new RegExp(`^HTTP/1.1 ${status} `), text);
+      assert.ok(ms < 3_000, `${status}: closed only after ${ms} ms`);
+    }
+  });
+});
+
+/** Opens `n` connections that send nothing; those beyond what the gateway accepts wait in its backlog. */
+async function idleConnections(url: string, n: number): Promise<Deno.TcpConn[]> {
+  const conns: Deno.TcpConn[] = [];
+  for (let i = 0; i < n; i++) conns.push(await connectTo(url));
+  return conns;
+}
+
+const closeAll = (conns: Deno.Conn[]) => conns.forEach((c) => c.close());
+
+async function waitForMetric(metricsUrl: string, name: string, check: (value: number) => boolean) {
+  for (let i = 0; i < 100 && !check(await metric(metricsUrl, name)); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return await metric(metricsUrl, name);
+}
+
+Deno.test("out of descriptors under ulimit -n 256: alive, serving what it has, said once, back after, then held below", async () => {
+  // A connection limit far above what 256 descriptors allow, so that they really run out.
+  const env = { GATEWAY_MAX_CONNECTIONS: "100000", GATEWAY_HEAD_TIMEOUT_MS: "60000" };
+  await withGateway(env, async ({ gateway, key, metricsUrl }) => {
+    const kept = await connectTo(gateway.url);
+    // Also warms the gateway's pooled connection to the backend, which is all a request needs from now on.
+    assert.equal((await postOn(kept, "/v1/chat/completions", key, CHAT)).status, 200);
+    let idle = await idleConnections(gateway.url, 300);
+    try {
+      await waitFor("the gateway to run out", () => gateway.output().includes("cannot accept connections"));
+      assert.equal((await postOn(kept, "/v1/chat/completions", key, CHAT)).status, 200);
+    } finally {
+      closeAll(idle);
+    }
+    const answer = await chat(gateway.url, key);
+    assert.equal(answer.status, 200, answer.text);
+    await waitFor(
+      "the recovery to be logged",
+      () => gateway.output().includes("accepting connections again"),
+    );
+    assert.equal(gateway.output().split("cannot accept connections").length - 1, 1, "said more than once");
+    const failures = await metric(metricsUrl, "gateway_accept_failures_total");
+    assert.ok(failures > 0);
+
+    // The limit it learned keeps descriptors free: the next flood waits at it instead of running out.
+    const limit = await metric(metricsUrl, "gateway_connections_limit");
+    assert.ok(limit >= 16 && limit < 256, `learned limit ${limit}`);
+    idle = await idleConnections(gateway.url, 300);
+    try {
+      assert.equal(await waitForMetric(metricsUrl, "gateway_connections_open", (n) => n >= limit), limit);
+      assert.equal((await postOn(kept, "/v1/chat/completions", key, CHAT)).status, 200);
+      assert.equal(await metric(metricsUrl, "gateway_accept_failures_total"), failures);
+    } finally {
+      closeAll(idle);
+    }
+    const again = await chat(gateway.url, key);
+    assert.equal(again.status, 200, again.text);
+    kept.close();
+    assert.equal(gateway.output().split("cannot accept connections").length - 1, 1, "said more than once");
+  }, 256);
+});
+
+Deno.test("at GATEWAY_MAX_CONNECTIONS new connections wait, and are taken once others close", async () => {
+  await withGateway({ GATEWAY_MAX_CONNECTIONS: "20", GATEWAY_HEAD_TIMEOUT_MS: "60000" }, async (setup) => {
+    const { gateway, key, metricsUrl } = setup;
+    const kept = await connectTo(gateway.url);
+    assert.equal((await postOn(kept, "/v1/chat/completions", key, CHAT)).status, 200);
+    const idle = await idleConnections(gateway.url, 40);
+    let waiting: Promise<{ status: number; text: string }> | undefined;
+    try {
+      assert.equal(await waitForMetric(metricsUrl, "gateway_connections_open", (n) => n >= 20), 20);
+      assert.ok(await metric(metricsUrl, "gateway_connection_waits_total") >= 1);
+      assert.equal((await postOn(kept, "/v1/chat/completions", key, CHAT)).status, 200);
+      waiting = chat(gateway.url, key);
+      const settled = await Promise.race([
+        waiting.then(() => true),
+        new Promise((r) => setTimeout(r, 300, false)),
+      ]);
+      assert.equal(settled, false, "a connection beyond the limit was served");
+    } finally {
+      closeAll(idle);
+    }
+    const answer = await waiting!;
+    assert.equal(answer.status, 200, answer.text);
+    kept.close();
+  });
+});
