@@ -10,6 +10,7 @@ import { BackendFailure, BadGateway, GatewayError } from "../errors.ts";
 import type { OpenResponse } from "./http_call.ts";
 import type { ChatEvent } from "../chat/types.ts";
 import type { CallContext } from "./adapter.ts";
+import { type ChunkReader, chunkReader } from "./chunk_reader.ts";
 
 /** Cuts decoded text into payloads, keeping what is not complete yet for the next piece. */
 export interface Framing {
@@ -164,7 +165,7 @@ export async function readEventStream(
     stop();
     throw new BadGateway("The model server answered with an empty stream");
   }
-  const reader = open.response.body.getReader();
+  const reader = chunkReader(open.response.body);
   let complete = false;
   // The idle timeout watches the reads themselves: silence is no bytes at all, however they are framed.
   const reads = withIdleTimeout(
@@ -213,7 +214,7 @@ const END_MS = 1_000;
  * body soon, is cut off instead. Either way the response is released here, not left to a timer.
  */
 async function readToEnd(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
+  reader: ChunkReader,
   open: OpenResponse,
   stop: () => void,
 ) {
