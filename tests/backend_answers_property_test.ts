@@ -126,7 +126,7 @@ async function assertCountersMatch(gw: TestGateway, keys: Record<Adapter, string
   const requests = await values("gateway_requests_total");
   assert.equal(requests.reduce((n, v) => n + v.value, 0), gw.usage.length);
   assert.deepEqual(requests.filter((v) => Number(v.labels.status) >= 500 && v.labels.status !== "502"), []);
-  const invalid = await values("gateway_backend_invalid_values_total");
+  const invalid = await values("gateway_backend_invalid_total");
   for (const server of ["ol", "oa"]) {
     assert.ok(
       invalid.some((v) => v.labels.server === server && v.value > 0),

@@ -11,7 +11,7 @@ import { checkAnswer } from "./support/answer_checks.ts";
 import { estimateTokens } from "../lib/chat/token_estimate.ts";
 
 async function invalidCount(gw: TestGateway, server: string, field: string): Promise<number> {
-  const metric = await gw.deps.metrics!.registry.getSingleMetric("gateway_backend_invalid_values_total")!
+  const metric = await gw.deps.metrics!.registry.getSingleMetric("gateway_backend_invalid_total")!
     .get();
   return metric.values.find((v) => v.labels.server === server && v.labels.field === field)?.value ?? 0;
 }

@@ -64,7 +64,7 @@ export class AnswerCheck {
       logged.add(this.server);
       console.warn(
         `gateway: server "${this.server}" sent an invalid ${field} (${shown(value)}); such values are ` +
-          `treated as missing and counted in gateway_backend_invalid_values_total (logged once per server)`,
+          `treated as missing and counted in gateway_backend_invalid_total (logged once per server)`,
       );
     }
     return undefined;

@@ -61,7 +61,7 @@ export class GatewayMetrics {
       registers,
     });
     this.#invalidValues = new Counter({
-      name: "gateway_backend_invalid_values_total",
+      name: "gateway_backend_invalid_total",
       help: "Values in backends' answers that the wire format does not allow, treated as missing.",
       labelNames: ["server", "field"],
       registers,
