@@ -86,10 +86,13 @@ export class AnswerCheck {
     return this.invalid("duration", value);
   }
 
-  /** A name (model, tool-call id): a non-empty string of sane length, or undefined. */
+  /**
+   * A name (model, tool-call id): a string of sane length, or undefined. An empty one is absent, not invalid:
+   * servers written in Go send "" for a name they do not have.
+   */
   name(value: unknown, field: "model" | "tool_call_id"): string | undefined {
-    if (value === undefined || value === null) return undefined;
-    if (typeof value === "string" && value.length > 0 && value.length <= MAX_NAME_LENGTH) return value;
+    if (value === undefined || value === null || value === "") return undefined;
+    if (typeof value === "string" && value.length <= MAX_NAME_LENGTH) return value;
     return this.invalid(field, value);
   }
 

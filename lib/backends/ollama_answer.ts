@@ -39,10 +39,10 @@ export function readOllamaObject(
   const calls = listOf(message.tool_calls, "tool calls");
   const out: OllamaObject = {
     content: textOf(message.content, "message content"),
-    ...(thinking ? { thinking } : {}),
     toolCalls: calls.length ? calls.map((c) => toolCallOf(c, check)) : [],
     done: raw.done === true,
   };
+  if (thinking) out.thinking = thinking;
   if (!out.done && !whole) return out;
   const reason = raw.done_reason;
   if (reason !== undefined && !(typeof reason === "string" && DONE_REASONS.has(reason))) {
