@@ -145,14 +145,15 @@ export function answerTokens(
   prompt: number | undefined,
   completion: number | undefined,
   req: ChatRequest,
-  completionChars: number,
+  /** Called only when an estimate is needed: it may stringify tool-call arguments. */
+  completionChars: () => number,
 ): { promptTokens: number; completionTokens: number; estimated?: true } {
   if (prompt !== undefined && completion !== undefined) {
     return { promptTokens: prompt, completionTokens: completion };
   }
   return {
     promptTokens: prompt ?? estimateTokens(promptChars(req)),
-    completionTokens: completion ?? estimateTokens(completionChars),
+    completionTokens: completion ?? estimateTokens(completionChars()),
     estimated: true,
   };
 }

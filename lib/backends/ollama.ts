@@ -76,7 +76,7 @@ export function fromOllamaResponse(raw: unknown, req: ChatRequest, check: Answer
     r.promptTokens,
     r.completionTokens,
     req,
-    answerChars(r.content, r.thinking, r.toolCalls),
+    () => answerChars(r.content, r.thinking, r.toolCalls),
   );
   return {
     model: check.name(body.model, "model") ?? req.model,

@@ -54,7 +54,7 @@ async function* ollamaEvents(
       yield {
         type: "done",
         finishReason: finishReasonOf(chunk.length, calledTools),
-        ...answerTokens(chunk.promptTokens, chunk.completionTokens, req, chars),
+        ...answerTokens(chunk.promptTokens, chunk.completionTokens, req, () => chars),
       };
       return;
     }

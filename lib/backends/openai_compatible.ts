@@ -133,7 +133,7 @@ export function fromOpenAIResponse(raw: unknown, req: ChatRequest, check: Answer
     ...(thinking ? { thinking } : {}),
     toolCalls,
     finishReason: internalFinish(finish, toolCalls.length > 0),
-    ...answerTokens(usage?.prompt, usage?.completion, req, answerChars(content, thinking, toolCalls)),
+    ...answerTokens(usage?.prompt, usage?.completion, req, () => answerChars(content, thinking, toolCalls)),
   };
 }
 

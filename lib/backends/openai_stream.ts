@@ -96,19 +96,15 @@ async function* openaiEvents(
   if (!finish || !ended) {
     throw new BadGateway("The model server's stream ended before the answer was complete");
   }
-  const toolCalls: ToolCall[] = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => ({
-    ...(c.id ? { id: c.id } : {}),
-    name: toolName(c.name),
-    arguments: toolArguments(c.args),
-  }));
-  if (toolCalls.length) {
-    for (const c of toolCalls) chars += c.name.length + JSON.stringify(c.arguments).length;
-    yield { type: "delta", toolCalls };
-  }
+  const toolCalls: ToolCall[] = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => {
+    chars += c.name.length + c.args.length;
+    return { ...(c.id ? { id: c.id } : {}), name: toolName(c.name), arguments: toolArguments(c.args) };
+  });
+  if (toolCalls.length) yield { type: "delta", toolCalls };
   yield {
     type: "done",
     finishReason: internalFinish(finish, toolCalls.length > 0),
-    ...answerTokens(usage?.prompt, usage?.completion, req, chars),
+    ...answerTokens(usage?.prompt, usage?.completion, req, () => chars),
   };
 }
 
