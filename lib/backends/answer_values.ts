@@ -51,7 +51,11 @@ function shown(value: unknown): string {
 
 /** Reports the invalid values of one server's answers. */
 export class AnswerCheck {
-  constructor(readonly server: string, private readonly sink?: InvalidValueSink) {}
+  constructor(
+    readonly server: string,
+    private readonly sink?: InvalidValueSink,
+    private readonly log: (line: string) => void = console.warn,
+  ) {}
 
   /** Notes a value that is not what the wire format allows; the caller then treats it as missing. */
   invalid(field: AnswerField, value: unknown): undefined {
@@ -62,7 +66,7 @@ export class AnswerCheck {
     }
     if (!logged.has(this.server)) {
       logged.add(this.server);
-      console.warn(
+      this.log(
         `gateway: server "${this.server}" sent an invalid ${field} (${shown(value)}); such values are ` +
           `treated as missing and counted in gateway_backend_invalid_total (logged once per server)`,
       );

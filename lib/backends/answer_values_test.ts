@@ -109,3 +109,20 @@ Deno.test("an answer that cannot be understood is a BadGateway", () => {
   }
   assert.throws(() => fromOpenAIResponse({ choices: [] }, REQUEST, check), BadGateway);
 });
+
+Deno.test("the first invalid value of each server is logged, the others only counted", () => {
+  const lines: string[] = [];
+  const counted: string[] = [];
+  const sink = {
+    invalidBackendValue: (server: string, field: AnswerField) => void counted.push(`${server}:${field}`),
+  };
+  for (const server of ["log-once-1", "log-once-2", "log-once-1"]) {
+    const check = new AnswerCheck(server, sink, (line) => lines.push(line));
+    check.count(-2, "completion_tokens");
+    check.name(17, "model");
+  }
+  assert.equal(counted.length, 6);
+  assert.equal(lines.length, 2);
+  assert.match(lines[0], /server "log-once-1" sent an invalid completion_tokens \(-2\)/);
+  assert.match(lines[1], /server "log-once-2"/);
+});
