@@ -35,6 +35,7 @@ function callContext(deps: Deps, signal: AbortSignal): CallContext {
     responseTimeoutMs,
     idleTimeoutMs,
     maxAnswerBytes,
+    values: deps.metrics,
     signal,
   };
 }

@@ -3,6 +3,10 @@
  * refusal before any backend work is `rejected`; a failure of the backends is `error`; a stream that broke or
  * that the client left is `partial`, billed with the backend's counts when it sent them, else with an estimate
  * of what was delivered (marked as such).
+ *
+ * Accounting runs after the backend did its work, often after the answer was sent: nothing here may turn a
+ * served request into an error. A failure to take the record or the metrics is logged and counted, never
+ * thrown, and token counts are checked once more so that no invalid one reaches the ledger or a counter.
  */
 import { estimateTokens } from "../chat/token_estimate.ts";
 import type { ChatRequest, ChatResult } from "../chat/types.ts";
@@ -16,19 +20,28 @@ type Tokens = Pick<UsageRecord, "promptTokens" | "completionTokens" | "tokenSour
 
 const NO_TOKENS: Tokens = { promptTokens: 0, completionTokens: 0, tokenSource: "backend" };
 
+const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0;
+
+/** Sees each record too, in the same turn it is reported; told when taking a record failed. */
+export interface AccountObserver {
+  observe(record: UsageRecord): void;
+  accountingFailure?(stage: "ledger" | "metrics"): void;
+}
+
 export class RequestAccount {
   key?: KeyRecord;
   server?: string;
   #stream = false;
   #promptChars = 0;
+  #written = false;
   readonly #startedTick = performance.now();
 
   constructor(
     private readonly sink: UsageSink,
     private readonly face: FaceName,
     readonly startedAt: number,
-    /** Sees each record too (the metrics), in the same turn it is reported. */
-    private readonly observer?: { observe(record: UsageRecord): void },
+    /** The metrics. */
+    private readonly observer?: AccountObserver,
   ) {}
 
   /** The shaped request: whether it streams, and how much prompt an estimate would bill. */
@@ -47,9 +60,10 @@ export class RequestAccount {
     const tokens: Tokens = {
       promptTokens: result.promptTokens,
       completionTokens: result.completionTokens,
-      tokenSource: "backend",
+      tokenSource: result.estimated ? "estimate" : "backend",
     };
-    this.#write("ok", 200, tokens, undefined, this.#elapsed());
+    const chars = result.content.length + (result.thinking?.length ?? 0);
+    this.#write("ok", 200, this.#checked(tokens, chars), undefined, this.#elapsed());
   }
 
   streamEnded(end: StreamEnd): void {
@@ -57,7 +71,7 @@ export class RequestAccount {
       ? {
         promptTokens: end.done.promptTokens,
         completionTokens: end.done.completionTokens,
-        tokenSource: "backend",
+        tokenSource: end.done.estimated ? "estimate" : "backend",
       }
       : {
         promptTokens: estimateTokens(this.#promptChars),
@@ -66,7 +80,21 @@ export class RequestAccount {
       };
     const code = end.done ? undefined : end.clientLeft ? "client_closed" : end.error?.code;
     const ttfb = end.firstByteAt === undefined ? undefined : end.firstByteAt - this.#startedTick;
-    this.#write(end.done ? "ok" : "partial", 200, tokens, code, ttfb);
+    this.#write(end.done ? "ok" : "partial", 200, this.#checked(tokens, end.deliveredChars), code, ttfb);
+  }
+
+  /** The counts, or an estimate when one is not a count: adapters check them, so this is a defect's guard. */
+  #checked(tokens: Tokens, completionChars: number): Tokens {
+    if (isCount(tokens.promptTokens) && isCount(tokens.completionTokens)) return tokens;
+    console.error(
+      `gateway: invalid token counts reached accounting (${tokens.promptTokens}, ${tokens.completionTokens});` +
+        " recorded as an estimate",
+    );
+    return {
+      promptTokens: estimateTokens(this.#promptChars),
+      completionTokens: estimateTokens(completionChars),
+      tokenSource: "estimate",
+    };
   }
 
   #elapsed(): number {
@@ -80,6 +108,9 @@ export class RequestAccount {
     errorCode?: string,
     ttfb?: number,
   ) {
+    // One record per request, even should a later stage fail after the answer was accounted for.
+    if (this.#written) return;
+    this.#written = true;
     const record: UsageRecord = {
       time: new Date(this.startedAt).toISOString(),
       format: this.face,
@@ -97,7 +128,20 @@ export class RequestAccount {
     if (this.server !== undefined) record.server = this.server;
     if (errorCode !== undefined) record.errorCode = errorCode;
     if (ttfb !== undefined) record.ttfbMs = Math.round(ttfb * 1000) / 1000;
-    this.sink.record(record);
-    this.observer?.observe(record);
+    this.#take("ledger", () => this.sink.record(record));
+    if (this.observer) this.#take("metrics", () => this.observer!.observe(record));
+  }
+
+  #take(stage: "ledger" | "metrics", take: () => void): void {
+    try {
+      take();
+    } catch (error) {
+      console.error(`gateway: the usage ${stage === "ledger" ? "record" : "metrics"} failed:`, error);
+      try {
+        this.observer?.accountingFailure?.(stage);
+      } catch {
+        // Counting the failure failed too; the log line above is what is left.
+      }
+    }
   }
 }

@@ -7,6 +7,7 @@ import type { ChatRequest, ChatResult } from "../chat/types.ts";
 import type { ServerRecord } from "../store/records.ts";
 import type { EventStream } from "./stream_reading.ts";
 import type { Reachability } from "./reachability.ts";
+import type { InvalidValueSink } from "./answer_values.ts";
 
 export interface CallContext {
   fetch: typeof fetch;
@@ -22,6 +23,8 @@ export interface CallContext {
   idleTimeoutMs: number;
   /** Largest answer read whole, and largest single event of a streamed answer. */
   maxAnswerBytes: number;
+  /** Counts the values of backends' answers that were invalid and treated as missing. */
+  values?: InvalidValueSink;
   /** Aborts the backend call, e.g. when the client goes away. */
   signal?: AbortSignal;
 }

@@ -2,21 +2,15 @@
  * @module The Ollama-native backend: `POST /api/chat`. Knows Ollama's request and response shapes and
  * nothing of clients' formats.
  */
-import { z } from "zod";
 import { BadGateway } from "../errors.ts";
-import type {
-  ChatMessage,
-  ChatRequest,
-  ChatResult,
-  FinishReason,
-  GenerationOptions,
-  ToolCall,
-} from "../chat/types.ts";
+import type { ChatMessage, ChatRequest, ChatResult, GenerationOptions } from "../chat/types.ts";
 import { hasImages } from "../chat/has_images.ts";
 import type { ServerRecord } from "../store/records.ts";
 import type { BackendAdapter, CallContext } from "./adapter.ts";
 import { openResponse, postJson } from "./http_call.ts";
 import { readOllamaStream } from "./ollama_stream.ts";
+import { answerChars, AnswerCheck, answerTokens, objectOf } from "./answer_values.ts";
+import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
 import { streamLimits } from "./stream_reading.ts";
 
 const OPTION_NAMES = {
@@ -71,56 +65,27 @@ export function toOllamaBody(req: ChatRequest, stream: boolean): Record<string, 
   return body;
 }
 
-const ToolCallShape = z.object({
-  id: z.string().optional(),
-  function: z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()).default({}) }),
-});
-
-/** One chat object: the whole answer (stream:false) or one line of a stream. */
-export const ChatChunkShape = z.object({
-  model: z.string().optional(),
-  message: z.object({
-    content: z.string().default(""),
-    thinking: z.string().optional(),
-    tool_calls: z.array(ToolCallShape).optional(),
-  }),
-  done: z.boolean().default(false),
-  done_reason: z.string().optional(),
-  total_duration: z.number().optional(),
-  prompt_eval_count: z.number().optional(),
-  eval_count: z.number().optional(),
-});
-export type ChatChunk = z.infer<typeof ChatChunkShape>;
-
-export function toolCallsOf(chunk: ChatChunk): ToolCall[] {
-  return (chunk.message.tool_calls ?? []).map((c) => ({
-    ...(c.id ? { id: c.id } : {}),
-    name: c.function.name,
-    arguments: c.function.arguments,
-  }));
-}
-
-export function finishReasonOf(chunk: ChatChunk, calledTools: boolean): FinishReason {
-  return calledTools ? "tool_calls" : chunk.done_reason === "length" ? "length" : "stop";
-}
-
-export function fromOllamaResponse(raw: unknown, requestedModel: string): ChatResult {
-  const parsed = ChatChunkShape.safeParse(raw);
-  if (!parsed.success || (raw as { error?: unknown }).error !== undefined) {
+/** The whole answer (stream:false) as the internal result; its values checked once, here. */
+export function fromOllamaResponse(raw: unknown, req: ChatRequest, check: AnswerCheck): ChatResult {
+  const body = objectOf(raw, "a chat response");
+  if (body.error !== undefined) {
     throw new BadGateway("The model server answered with a malformed chat response");
   }
-  const r = parsed.data;
-  const toolCalls = toolCallsOf(r);
+  const r = readOllamaObject(body, check, true);
+  const tokens = answerTokens(
+    r.promptTokens,
+    r.completionTokens,
+    req,
+    () => answerChars(r.content, r.thinking, r.toolCalls),
+  );
   return {
-    model: r.model ?? requestedModel,
-    content: r.message.content,
-    ...(r.message.thinking ? { thinking: r.message.thinking } : {}),
-    toolCalls,
-    finishReason: finishReasonOf(r, toolCalls.length > 0),
-    // Ollama omits zero-valued metrics (and the prompt count on a cache hit): absent means 0.
-    promptTokens: r.prompt_eval_count ?? 0,
-    completionTokens: r.eval_count ?? 0,
-    ...(r.total_duration !== undefined ? { totalDurationNs: r.total_duration } : {}),
+    model: check.name(body.model, "model") ?? req.model,
+    content: r.content,
+    ...(r.thinking ? { thinking: r.thinking } : {}),
+    toolCalls: r.toolCalls,
+    finishReason: finishReasonOf(r.length, r.toolCalls.length > 0),
+    ...tokens,
+    ...(r.totalDurationNs !== undefined ? { totalDurationNs: r.totalDurationNs } : {}),
   };
 }
 
@@ -131,13 +96,13 @@ function chatUrl(server: ServerRecord): string {
 export const ollamaBackend: BackendAdapter = {
   async chat(req: ChatRequest, server: ServerRecord, ctx: CallContext): Promise<ChatResult> {
     const raw = await postJson(chatUrl(server), toOllamaBody(req, false), ctx, { hasImages: hasImages(req) });
-    return fromOllamaResponse(raw, req.model);
+    return fromOllamaResponse(raw, req, new AnswerCheck(server.name, ctx.values));
   },
 
   async stream(req: ChatRequest, server: ServerRecord, ctx: CallContext) {
     const open = await openResponse(chatUrl(server), toOllamaBody(req, true), ctx, {
       hasImages: hasImages(req),
     });
-    return await readOllamaStream(open, req.model, streamLimits(ctx));
+    return await readOllamaStream(open, req, new AnswerCheck(server.name, ctx.values), streamLimits(ctx));
   },
 };

@@ -3,16 +3,22 @@
  * object, or an end without `done` all break the stream with a GatewayError.
  */
 import { BackendFailure, BadGateway } from "../errors.ts";
-import type { ChatEvent } from "../chat/types.ts";
+import type { ChatEvent, ChatRequest } from "../chat/types.ts";
 import { errorMessage, type OpenResponse } from "./http_call.ts";
-import { ChatChunkShape, finishReasonOf, toolCallsOf } from "./ollama.ts";
+import { answerChars, type AnswerCheck, answerTokens } from "./answer_values.ts";
+import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
 import { type EventStream, lineFraming, readEventStream, type StreamLimits } from "./stream_reading.ts";
 
 async function* ollamaEvents(
   lines: AsyncIterable<string>,
   seen: { model?: string },
+  req: ChatRequest,
+  check: AnswerCheck,
 ): AsyncGenerator<ChatEvent> {
   let calledTools = false;
+  let modelRead = false;
+  // What was passed on, for an estimate should the final counts be invalid.
+  let chars = 0;
   for await (const line of lines) {
     if (!line.trim()) continue;
     let raw: unknown;
@@ -21,17 +27,22 @@ async function* ollamaEvents(
     } catch {
       throw new BadGateway("The model server sent a malformed stream");
     }
-    if (raw && typeof raw === "object" && "error" in raw) {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      throw new BadGateway("The model server sent a malformed stream");
+    }
+    if ("error" in raw) {
       throw new BackendFailure(`model server reported an error: ${errorMessage(line)}`, true, true);
     }
-    const parsed = ChatChunkShape.safeParse(raw);
-    if (!parsed.success) throw new BadGateway("The model server sent a malformed stream");
-    const chunk = parsed.data;
-    seen.model ??= chunk.model;
-    const toolCalls = toolCallsOf(chunk);
+    const chunk = readOllamaObject(raw as Record<string, unknown>, check);
+    const model = (raw as { model?: unknown }).model;
+    if (!modelRead && model !== undefined) {
+      modelRead = true;
+      seen.model = check.name(model, "model");
+    }
+    const { content, thinking, toolCalls } = chunk;
     calledTools ||= toolCalls.length > 0;
-    const { content, thinking } = chunk.message;
     if (content || thinking || toolCalls.length) {
+      chars += answerChars(content, thinking, toolCalls);
       yield {
         type: "delta",
         ...(thinking ? { thinking } : {}),
@@ -42,9 +53,8 @@ async function* ollamaEvents(
     if (chunk.done) {
       yield {
         type: "done",
-        finishReason: finishReasonOf(chunk, calledTools),
-        promptTokens: chunk.prompt_eval_count ?? 0,
-        completionTokens: chunk.eval_count ?? 0,
+        finishReason: finishReasonOf(chunk.length, calledTools),
+        ...answerTokens(chunk.promptTokens, chunk.completionTokens, req, () => chars),
       };
       return;
     }
@@ -54,8 +64,15 @@ async function* ollamaEvents(
 
 export function readOllamaStream(
   open: OpenResponse,
-  model: string,
+  req: ChatRequest,
+  check: AnswerCheck,
   limits: StreamLimits,
 ): Promise<EventStream> {
-  return readEventStream(open, lineFraming(), ollamaEvents, model, limits);
+  return readEventStream(
+    open,
+    lineFraming(),
+    (lines, seen) => ollamaEvents(lines, seen, req, check),
+    req.model,
+    limits,
+  );
 }

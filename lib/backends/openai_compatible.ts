@@ -3,7 +3,6 @@
  * server's API key as a bearer token. Reasoning is read from `reasoning_content` or `reasoning`, as
  * servers disagree on the name.
  */
-import { z } from "zod";
 import { BadGateway } from "../errors.ts";
 import { hasImages } from "../chat/has_images.ts";
 import type { ChatMessage, ChatRequest, ChatResult, ToolCall } from "../chat/types.ts";
@@ -12,6 +11,17 @@ import type { BackendAdapter, CallContext } from "./adapter.ts";
 import { openResponse, postJson } from "./http_call.ts";
 import { readOpenAIStream } from "./openai_stream.ts";
 import { streamLimits } from "./stream_reading.ts";
+import {
+  answerChars,
+  AnswerCheck,
+  answerTokens,
+  listOf,
+  objectOf,
+  textOf,
+  toolArguments,
+  toolName,
+} from "./answer_values.ts";
+import { finishOf, internalFinish, usageOf } from "./openai_answer.ts";
 
 /**
  * An id for a tool call that came without one (Ollama's native format has none before v0.12.10). Nine letters
@@ -95,53 +105,35 @@ export function toOpenAIBody(req: ChatRequest, stream: boolean): Record<string, 
   return body;
 }
 
-const CompletionShape = z.object({
-  model: z.string().optional(),
-  choices: z.array(z.object({
-    message: z.object({
-      content: z.string().nullable().optional(),
-      reasoning_content: z.string().nullable().optional(),
-      reasoning: z.string().nullable().optional(),
-      tool_calls: z.array(z.object({
-        id: z.string().optional(),
-        function: z.object({ name: z.string(), arguments: z.string().default("") }),
-      })).nullable().optional(),
-    }),
-    finish_reason: z.string().nullable().optional(),
-  })).min(1),
-  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullable().optional(),
-});
-
-export function parseArguments(text: string): Record<string, unknown> {
-  if (!text.trim()) return {};
-  try {
-    const value = JSON.parse(text);
-    if (value && typeof value === "object" && !Array.isArray(value)) return value;
-  } catch {
-    // fall through
-  }
-  throw new BadGateway("The model server produced tool-call arguments that are not a JSON object");
+function toolCallOf(raw: unknown, check: AnswerCheck): ToolCall {
+  const call = objectOf(raw, "a tool call");
+  const fn = objectOf(call.function, "a tool call function");
+  const id = check.name(call.id, "tool_call_id");
+  return { ...(id ? { id } : {}), name: toolName(fn.name), arguments: toolArguments(fn.arguments) };
 }
 
-export function fromOpenAIResponse(raw: unknown, requestedModel: string): ChatResult {
-  const parsed = CompletionShape.safeParse(raw);
-  if (!parsed.success) throw new BadGateway("The model server answered with a malformed chat response");
-  const { choices, usage, model } = parsed.data;
-  const { message, finish_reason } = choices[0];
-  const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((c) => ({
-    ...(c.id ? { id: c.id } : {}),
-    name: c.function.name,
-    arguments: parseArguments(c.function.arguments),
-  }));
-  const thinking = message.reasoning_content ?? message.reasoning;
+/** The whole answer as the internal result; its values checked once, here. */
+export function fromOpenAIResponse(raw: unknown, req: ChatRequest, check: AnswerCheck): ChatResult {
+  const body = objectOf(raw, "a chat response");
+  const choices = body.choices;
+  if (!Array.isArray(choices) || !choices.length) {
+    throw new BadGateway("The model server answered with a malformed chat response");
+  }
+  const choice = objectOf(choices[0], "a choice");
+  const message = objectOf(choice.message, "a message");
+  const content = textOf(message.content, "message content");
+  const thinking = check.reasoning(message.reasoning_content) ?? check.reasoning(message.reasoning);
+  const calls = listOf(message.tool_calls, "tool calls");
+  const toolCalls = calls.length ? calls.map((c) => toolCallOf(c, check)) : [];
+  const finish = finishOf(choice.finish_reason, check);
+  const usage = usageOf(body.usage, check);
   return {
-    model: model ?? requestedModel,
-    content: message.content ?? "",
+    model: check.name(body.model, "model") ?? req.model,
+    content,
     ...(thinking ? { thinking } : {}),
     toolCalls,
-    finishReason: toolCalls.length ? "tool_calls" : finish_reason === "length" ? "length" : "stop",
-    promptTokens: usage?.prompt_tokens ?? 0,
-    completionTokens: usage?.completion_tokens ?? 0,
+    finishReason: internalFinish(finish, toolCalls.length > 0),
+    ...answerTokens(usage?.prompt, usage?.completion, req, () => answerChars(content, thinking, toolCalls)),
   };
 }
 
@@ -159,12 +151,12 @@ export const openaiBackend: BackendAdapter = {
   async chat(req: ChatRequest, server: ServerRecord, ctx: CallContext): Promise<ChatResult> {
     const url = chatCompletionsUrl(server.url);
     const raw = await postJson(url, toOpenAIBody(req, false), ctx, postOptions(req, server));
-    return fromOpenAIResponse(raw, req.model);
+    return fromOpenAIResponse(raw, req, new AnswerCheck(server.name, ctx.values));
   },
 
   async stream(req: ChatRequest, server: ServerRecord, ctx: CallContext) {
     const url = chatCompletionsUrl(server.url);
     const open = await openResponse(url, toOpenAIBody(req, true), ctx, postOptions(req, server));
-    return await readOpenAIStream(open, req.model, streamLimits(ctx));
+    return await readOpenAIStream(open, req, new AnswerCheck(server.name, ctx.values), streamLimits(ctx));
   },
 };

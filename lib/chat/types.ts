@@ -78,6 +78,8 @@ export interface ChatResult {
   finishReason: FinishReason;
   promptTokens: number;
   completionTokens: number;
+  /** The counts are the gateway's estimate: the backend's were missing or invalid. */
+  estimated?: true;
   /** Backend-side duration in nanoseconds, when the backend reports one. */
   totalDurationNs?: number;
 }
@@ -97,6 +99,8 @@ export interface ChatDone {
   finishReason: FinishReason;
   promptTokens: number;
   completionTokens: number;
+  /** The counts are the gateway's estimate: the backend's were missing or invalid. */
+  estimated?: true;
 }
 
 export type ChatEvent = ChatDelta | ChatDone;

@@ -12,6 +12,22 @@ const GO_DURATION = /^-?(\d+(\.\d+)?|(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+)$/;
 const finite = z.number().refine(Number.isFinite, "must be a finite number");
 const int = z.number().int();
 
+/**
+ * Token counts a backend is asked for. llama.cpp holds them in 32-bit ints, so a larger value would wrap
+ * there; the cap makes it a clear 400 here instead of a backend failure (or an unbounded generation).
+ */
+const MAX_TOKENS_ASKED = 2_147_483_647;
+const tokenCount = int.positive().max(MAX_TOKENS_ASKED);
+/**
+ * Ollama gives meaning to two negative values only, -1 (no limit) and -2 (fill the context); others are
+ * passed through unchecked and come back as nonsense (a negative token count). Zero is refused too: Ollama's
+ * runner reads it as "no limit" while OpenAI-compatible servers refuse it, so it means nothing sure.
+ */
+const numPredict = int.max(MAX_TOKENS_ASKED).refine(
+  (n) => n > 0 || n === -1 || n === -2,
+  "must be a positive integer, or -1 (no limit) or -2 (fill the context)",
+);
+
 const TextPart = z.object({ type: z.literal("text"), text: z.string() });
 const ImagePart = z.object({
   type: z.literal("image_url"),
@@ -54,8 +70,8 @@ const OptionFields = {
   frequency_penalty: finite.optional(),
   seed: int.optional(),
   stop: z.union([z.string(), arrayOf(z.string())]).optional(),
-  num_ctx: int.positive().optional(),
-  num_predict: int.optional(),
+  num_ctx: tokenCount.optional(),
+  num_predict: numPredict.optional(),
 };
 export const OptionsBody = z.object(OptionFields);
 export type OptionsBody = z.infer<typeof OptionsBody>;
@@ -91,8 +107,8 @@ export const ChatBody = z.object({
   messages: arrayOf(MessageBody, 1),
   stream: z.boolean().optional(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
-  max_tokens: int.positive().nullable().optional(),
-  max_completion_tokens: int.positive().nullable().optional(),
+  max_tokens: tokenCount.nullable().optional(),
+  max_completion_tokens: tokenCount.nullable().optional(),
   ...OptionFields,
   options: OptionsBody.optional(),
   reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh", "max"]).nullable()

@@ -34,6 +34,8 @@ function describeIssue(issue: z.core.$ZodIssue): string {
         : `${field} is too small (minimum ${issue.minimum})`;
     case "too_big":
       return `${field} is too large (maximum ${issue.maximum})`;
+    case "custom":
+      return `${field} ${issue.message}`;
     case "unrecognized_keys":
       return `${field} has unknown fields ${issue.keys.join(", ")}`;
     default:

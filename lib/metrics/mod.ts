@@ -24,6 +24,8 @@ export class GatewayMetrics {
   readonly #latency: Histogram<"format" | "stream">;
   readonly #ttfb: Histogram<"format" | "stream">;
   readonly #refusals: Counter<"reason">;
+  readonly #invalidValues: Counter<"server" | "field">;
+  readonly #accountingFailures: Counter<"stage">;
 
   constructor(servers: () => ServerStatus[]) {
     const registers = [this.registry];
@@ -59,6 +61,18 @@ export class GatewayMetrics {
       labelNames: ["reason"],
       registers,
     });
+    this.#invalidValues = new Counter({
+      name: "gateway_backend_invalid_total",
+      help: "Values in backends' answers that the wire format does not allow, treated as missing.",
+      labelNames: ["server", "field"],
+      registers,
+    });
+    this.#accountingFailures = new Counter({
+      name: "gateway_accounting_failures_total",
+      help: "Requests whose usage record or metrics could not be taken; the response was served anyway.",
+      labelNames: ["stage"],
+      registers,
+    });
     serverGauges(registers, servers);
     new Gauge({
       name: "gateway_resident_memory_bytes",
@@ -73,8 +87,9 @@ export class GatewayMetrics {
   observe(rec: UsageRecord): void {
     const format = rec.format;
     this.#requests.inc({ format, status: String(rec.httpStatus), outcome: rec.status });
-    if (rec.promptTokens) this.#tokens.inc({ format, type: "prompt" }, rec.promptTokens);
-    if (rec.completionTokens) this.#tokens.inc({ format, type: "completion" }, rec.completionTokens);
+    // A counter throws on a negative step; records are checked before they get here, this keeps it so.
+    if (rec.promptTokens > 0) this.#tokens.inc({ format, type: "prompt" }, rec.promptTokens);
+    if (rec.completionTokens > 0) this.#tokens.inc({ format, type: "completion" }, rec.completionTokens);
     if (rec.status === "rejected") {
       if (rec.errorCode && REFUSALS.has(rec.errorCode)) this.#refusals.inc({ reason: rec.errorCode });
       return;
@@ -87,6 +102,15 @@ export class GatewayMetrics {
   /** Reports the listener's connection figures at each scrape. */
   watchConnections(stats: () => ConnectionStats): void {
     connectionMetrics([this.registry], stats);
+  }
+
+  invalidBackendValue(server: string, field: string): void {
+    this.#invalidValues.inc({ server, field });
+  }
+
+  /** `stage`: "ledger" (the record was not taken) or "metrics" (this object failed to observe it). */
+  accountingFailure(stage: "ledger" | "metrics"): void {
+    this.#accountingFailures.inc({ stage });
   }
 
   text(): Promise<string> {

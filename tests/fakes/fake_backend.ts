@@ -14,7 +14,8 @@ export type FakeMode =
   | "malformed" // 200 with JSON that is not a chat response
   | "hang" // never answers
   | "flood" // 200 with a body that never ends (no length, no line end)
-  | "text-only"; // refuses images like a model without vision
+  | "text-only" // refuses images like a model without vision
+  | "scripted"; // 200 with `scripted`, byte for byte: whatever a misbehaving server might send
 
 export interface ScriptedReply {
   content?: string;
@@ -24,6 +25,13 @@ export interface ScriptedReply {
   doneReason?: string;
   promptTokens?: number;
   completionTokens?: number;
+}
+
+/** An answer sent exactly as given, whatever the request asked for (streamed or not). */
+export interface ScriptedBody {
+  contentType: string;
+  /** Sent one piece per read, so a test decides where the body splits, even inside a character. */
+  pieces: (string | Uint8Array)[];
 }
 
 /** How a streamed answer goes wrong after `after` answer chunks have been sent. */
@@ -56,6 +64,8 @@ export interface FakeBackend {
   readonly last: Record<string, unknown>;
   /** Breaks streamed answers, when set. */
   streamFault?: StreamFault;
+  /** What mode "scripted" answers. */
+  scripted?: ScriptedBody;
   /** Pause before each streamed chunk, ms. */
   chunkDelayMs: number;
   /** Streamed answers whose connection the client closed before the end. */

@@ -5,7 +5,7 @@
  * cancelled). Kept in one place so that `streamFault.after` or `streamsCancelled` cannot come to mean one
  * thing for one fake and another for the other; each fake only says how its server puts things on the wire.
  */
-import type { FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_backend.ts";
+import type { FakeMode, ReceivedChat, ScriptedBody, ScriptedReply, StreamFault } from "./fake_backend.ts";
 import { LoopbackServer } from "./loopback_server.ts";
 
 type Json = Record<string, unknown>;
@@ -38,6 +38,8 @@ export abstract class FakeBackendBase {
   readonly received: ReceivedChat[] = [];
   /** Breaks streamed answers, when set. */
   streamFault?: StreamFault;
+  /** What mode "scripted" answers. */
+  scripted?: ScriptedBody;
   /** Pause before each streamed chunk, ms. */
   chunkDelayMs = 0;
   /** Streamed answers whose connection the client closed before the end. */
@@ -114,6 +116,8 @@ export abstract class FakeBackendBase {
         return Response.json({ unexpected: true });
       case "hang":
         return this.hang(signal);
+      case "scripted":
+        return this.#scriptedAnswer();
       case "flood":
         return new Response(
           new ReadableStream<Uint8Array>({
@@ -124,6 +128,22 @@ export abstract class FakeBackendBase {
         );
     }
     return undefined;
+  }
+
+  #scriptedAnswer(): Response {
+    const script = this.scripted;
+    if (!script) throw new Error(`${this.name}: mode "scripted" without a script`);
+    const encoder = new TextEncoder();
+    let next = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (next === script.pieces.length) return controller.close();
+        const piece = script.pieces[next++];
+        controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece.slice());
+      },
+      cancel: () => void this.streamsCancelled++,
+    }, { highWaterMark: 0 });
+    return new Response(body, { headers: { "Content-Type": script.contentType } });
   }
 
   /** 64 KiB of one payload that never ends; sent only as fast as the client reads. */

@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { RequestAccount } from "./mod.ts";
+import { GatewayMetrics } from "../metrics/mod.ts";
+import type { ChatResult } from "../chat/types.ts";
+import type { UsageRecord } from "../usage/types.ts";
+
+const RESULT: ChatResult = {
+  model: "m",
+  content: "twelve chars",
+  toolCalls: [],
+  finishReason: "stop",
+  promptTokens: 3,
+  completionTokens: 4,
+};
+
+async function failures(metrics: GatewayMetrics, stage: string): Promise<number> {
+  const metric = await metrics.registry.getSingleMetric("gateway_accounting_failures_total")!.get();
+  return metric.values.find((v) => v.labels.stage === stage)?.value ?? 0;
+}
+
+Deno.test("a usage sink that fails is logged and counted, never thrown into the response", async () => {
+  const metrics = new GatewayMetrics(() => []);
+  const broken = { record: () => void JSON.parse("{not json") };
+  const account = new RequestAccount(broken, "openai", Date.now(), metrics);
+  account.completed(RESULT);
+  assert.equal(await failures(metrics, "ledger"), 1);
+  const text = await metrics.text();
+  assert.match(text, /gateway_requests_total\{format="openai",status="200",outcome="ok"\} 1/);
+});
+
+Deno.test("metrics that fail to observe a record do not lose it or fail the request", async () => {
+  const records: UsageRecord[] = [];
+  const metrics = new GatewayMetrics(() => []);
+  const failing = {
+    observe: () => {
+      throw new RangeError("the registry refused the observation");
+    },
+    accountingFailure: (stage: "ledger" | "metrics") => metrics.accountingFailure(stage),
+  };
+  new RequestAccount({ record: (r) => records.push(r) }, "ollama", Date.now(), failing).completed(RESULT);
+  assert.equal(records.length, 1);
+  assert.equal(await failures(metrics, "metrics"), 1);
+});
+
+Deno.test("one record per request, and invalid counts never reach it", () => {
+  const records: UsageRecord[] = [];
+  const account = new RequestAccount({ record: (r) => records.push(r) }, "openai", Date.now());
+  account.completed({ ...RESULT, completionTokens: -2 });
+  account.completed(RESULT);
+  assert.equal(records.length, 1);
+  assert.equal(records[0].tokenSource, "estimate");
+  assert.equal(records[0].completionTokens, 3, "twelve characters, about three tokens");
+  assert.ok(records[0].promptTokens >= 0);
+});
