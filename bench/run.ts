@@ -12,9 +12,10 @@ import { type Child, cpuTimeUs, memoryOf, runDeno, spawnDeno } from "./support/s
 import { startBenchGateway } from "./support/gateway_setup.ts";
 import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./support/load.ts";
 import { chunksPerSecond, median, medianFirstByteUs } from "./support/streaming.ts";
-import { benchTargets, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
+import { benchTargets, ollamaTarget, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
 import { type Figures, machineInfo, markdownTable, rows } from "./support/report.ts";
 import { streamedSoak } from "./support/soak.ts";
+import { upstreamClientFigures, type UpstreamFigures } from "./support/upstream_clients.ts";
 
 const ROUNDS = Math.max(1, Number(Deno.env.get("BENCH_ROUNDS") ?? 5));
 const SOAK_SECONDS = Math.max(15, Number(Deno.env.get("BENCH_SOAK_SECONDS") ?? 60));
@@ -151,6 +152,7 @@ async function main() {
   let peakRssMb: number;
   let bareRssMb: number;
   let soak: Figures["soak"];
+  let upstream: UpstreamFigures;
   try {
     const backend = await spawnDeno({
       name: "backend",
@@ -178,6 +180,17 @@ async function main() {
     // VmHWM only grows, so one reading after all the load is the peak over all of it.
     peakRssMb = (await memoryOf(gateway.child.pid))?.peakMb ?? NaN;
     bareRssMb = (await memoryOf(bare.pid))?.peakMb ?? NaN;
+    upstream = await upstreamClientFigures({
+      tool,
+      backendUrl: backend.url,
+      bare: { url: bare.url, pid: bare.pid },
+      spec: (url) => ollamaTarget("bare", url).whole,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+      check: checked,
+      log,
+    });
     const soakOptions = { seconds: SOAK_SECONDS, connections: CONNECTIONS };
     log(`streamed soak: ${SOAK_SECONDS} s on the gateway, then on the bare proxy`);
     soak = {
@@ -205,6 +218,7 @@ async function main() {
     streaming,
     memory: { gatewayPeakRssMb: peakRssMb, bareProxyPeakRssMb: bareRssMb },
     soak,
+    upstream,
     store: { lookup: store.lookup, admission: store.admission },
   };
   const table = rows(figures);

@@ -32,6 +32,8 @@ export interface Figures {
     gatewayCpuUsPerChunk: number;
   };
   memory: { gatewayPeakRssMb: number; bareProxyPeakRssMb: number };
+  /** The bare proxy with each upstream client: throughput, CPU per request, throughput ÷ the fetch proxy's. */
+  upstream: Record<string, { requestsPerSec: number; cpuUsPerRequest: number; toFetch: number }>;
   /** Streamed chats at full concurrency for a long run: resident memory early and at the end. */
   soak: {
     seconds: number;
@@ -145,6 +147,12 @@ export function rows(f: Figures): Row[] {
       value: `${f.memory.bareProxyPeakRssMb.toFixed(1)} MB`,
       target: "reference",
     },
+    ...Object.entries(f.upstream).map(([client, u]) => ({
+      figure:
+        `Upstream client ${client}: bare proxy at ${l.connections} connections (req/s, CPU per request)`,
+      value: `${count(u.requestsPerSec)} (× ${u.toFetch.toFixed(2)} of fetch), ${us(u.cpuUsPerRequest)}`,
+      target: "reference",
+    })),
     ...soakRows(f.soak),
     scale("Key lookup (digest + indexed read, uncached)", store.lookup),
     scale("Admission (IP list, rpm, 6 quotas)", store.admission),

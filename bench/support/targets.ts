@@ -26,7 +26,7 @@ const messages = [{ role: "user", content: "hi" }];
 const JSON_TYPE = { "Content-Type": "application/json" };
 
 /** Ollama's own wire format, as the backend and the bare proxy take it. */
-function ollamaTarget(name: TargetName, baseUrl: string): Target {
+export function ollamaTarget(name: TargetName, baseUrl: string): Target {
   const url = `${baseUrl}/api/chat`;
   return {
     name,
