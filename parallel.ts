@@ -1,35 +1,35 @@
 /**
- * The gateway for `deno serve --parallel` (`deno task start:parallel`): one isolate per core, each with its own
- * caches, leases and ledger over the shared store. The runtime listens; `--port` and `--host` choose where.
+ * `deno task start:parallel`: one gateway worker per core (`GATEWAY_WORKERS`), each a whole gateway on its own
+ * listener; all listen on one port (SO_REUSEPORT), so the kernel spreads connections among them, and each keeps
+ * the bounds of the gateway's own listener. The first worker takes `PORT` (0: one the system chooses), the
+ * others the same. Signals are the workers' to handle: each drains and flushes its own ledger, and the last
+ * one to finish ends the process.
  */
 import { loadConfig } from "./lib/config.ts";
-import { openStore } from "./lib/store/kv.ts";
-import { closeDeps, createDeps } from "./lib/deps.ts";
-import { buildApp } from "./lib/http/app.ts";
-import { Drain } from "./lib/http/drain.ts";
-import { coordinateShutdown } from "./lib/http/worker_shutdown.ts";
-import { manifest } from "./routes.gen.ts";
 
 const config = loadConfig();
-const kv = await openStore(config.kvPath);
-const deps = await createDeps(config, kv);
-const app = buildApp(deps, manifest);
-const drain = new Drain({ graceMs: config.shutdownGraceMs });
-coordinateShutdown({
-  drainAndFlush: async () => {
-    await drain.stop();
-    await closeDeps(deps);
-  },
-  hurry: () => drain.hurry(),
-  // The grace period, the cut, and time for the last commits.
-  hangMs: config.shutdownGraceMs + 15_000,
-});
+const count = config.workers ?? navigator.hardwareConcurrency;
 
-export default {
-  fetch: (request, info) =>
-    drain.handle(
-      request,
-      info.completed,
-      (signal) => app.fetch(request, { remoteAddr: info.remoteAddr as Deno.NetAddr, signal }),
-    ),
-} satisfies Deno.ServeDefaultExport;
+// Without a listener here the default action of a signal would end the process before the workers drain.
+for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => {});
+
+function startWorker(port: number): Promise<{ worker: Worker; port: number }> {
+  const worker = new Worker(new URL("./parallel_worker.ts", import.meta.url), { type: "module" });
+  return new Promise((resolve, reject) => {
+    worker.onmessage = ({ data }: MessageEvent<{ port: number }>) => {
+      worker.onmessage = null;
+      resolve({ worker, port: data.port });
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      reject(event.error ?? new Error(event.message));
+    };
+    worker.postMessage({ port });
+  });
+}
+
+const first = await startWorker(config.port);
+const rest = await Promise.all(Array.from({ length: count - 1 }, () => startWorker(first.port)));
+// From now on a worker's uncaught error ends the process, as it would the single-process gateway.
+for (const { worker } of [first, ...rest]) worker.onerror = null;
+console.log(`gateway listening on http://${config.host}:${first.port} with ${count} workers`);

@@ -64,6 +64,8 @@ const ConfigSchema = z.object({
    * common load balancers, so that they, not the gateway, close a shared connection first.
    */
   GATEWAY_KEEPALIVE_TIMEOUT_MS: positiveInt(65_000),
+  /** Worker isolates of `deno task start:parallel`; unset: one per core. */
+  GATEWAY_WORKERS: z.coerce.number().int().positive().optional(),
   /** Open client connections at most; unset: 4096, lowered on its own if file descriptors run out first. */
   GATEWAY_MAX_CONNECTIONS: z.coerce.number().int().positive().optional(),
 });
@@ -96,6 +98,8 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Undefined: the listener's default, lowered on its own if file descriptors run out first. */
   maxConnections?: number;
+  /** Undefined: one per core. */
+  workers?: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -130,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     headTimeoutMs: e.GATEWAY_HEAD_TIMEOUT_MS,
     keepAliveTimeoutMs: e.GATEWAY_KEEPALIVE_TIMEOUT_MS,
     maxConnections: e.GATEWAY_MAX_CONNECTIONS,
+    workers: e.GATEWAY_WORKERS,
   };
 }
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
 import { admin, chat, type GatewayProcess, startGateway, timeUntil } from "./support/processes.ts";
 
-/** The permissions of `deno task start:parallel`, which picks its own port; the test needs port 0. */
+/** The permissions of `deno task start:parallel`, run directly so the PID is the gateway's own. */
 const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-write"];
 
 async function burst(urls: string[], secret: string, n: number) {
@@ -80,12 +80,12 @@ Deno.test("a revoked key is refused by every running gateway within one second",
   });
 });
 
-Deno.test("deno serve --parallel: workers share the limit exactly and flush their ledgers on SIGTERM", async (t) => {
+Deno.test("start:parallel: workers share the limit exactly and flush their ledgers on SIGTERM", async (t) => {
   await shared(t, async ({ env, start }) => {
     const { key, id } = await admin(env, "key", "create", "--model", "m1", "--rpm", "10");
     const parallel = await start(
-      ["serve", "--parallel", "--port", "0", "--host", "127.0.0.1", ...PERMISSIONS, "parallel.ts"],
-      { DENO_JOBS: "2" },
+      ["run", ...PERMISSIONS, "parallel.ts"],
+      { GATEWAY_WORKERS: "2" },
     );
     const counts = await burst([parallel.url], key, 200);
     assert.deepEqual(counts, { 200: 10, 429: 190 });

@@ -150,19 +150,19 @@ Deno.test("SIGTERM: what runs past the grace period is ended at the bound, recor
   });
 });
 
-Deno.test("deno serve --parallel: SIGTERM stops the listener, and every worker lets its running streams finish", async () => {
+Deno.test("start:parallel: SIGTERM stops the listener, and every worker lets its running streams finish", async () => {
   const backend = new GatedOllama({ words: 8, before: 2, delayMs: 20 });
   await withGateway(backend, async ({ store, key, keyId, start }) => {
     const gateway = await start(
-      ["serve", "--parallel", "--port", "0", "--host", "127.0.0.1", ...PERMISSIONS, "parallel.ts"],
-      { DENO_JOBS: "2", GATEWAY_SHUTDOWN_GRACE_MS: "120000" },
+      ["run", ...PERMISSIONS, "parallel.ts"],
+      { GATEWAY_WORKERS: "2", GATEWAY_SHUTDOWN_GRACE_MS: "120000" },
     );
     const chats = Array.from({ length: 6 }, (_, i) => openChat(gateway.url, key, formatOf(i)));
     await Promise.all(chats.map((c) => c.started));
     await waitFor("6 answers held at the backend", () => backend.waiting === 6);
 
     gateway.child.kill("SIGTERM");
-    // `deno serve` closes its listener on the signal; the workers must still finish what they took.
+    // Every worker closes its listener on the signal, and must still finish what it took.
     await waitUntilRefused(gateway.url);
     assert.equal(backend.waiting, 6, "the running answers were still held");
     backend.open();

@@ -86,6 +86,8 @@ class Connection {
 export interface ListenOptions {
   hostname: string;
   port: number;
+  /** SO_REUSEPORT: several workers listen on one port and the kernel spreads connections among them. */
+  reusePort?: boolean;
   limits: ConnectionLimits;
   log?: (line: string) => void;
 }
@@ -99,7 +101,10 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
 /** The runtime's listener, where the gateway cannot have its own: no bounds, but no crash on accept errors. */
 function runtimeListener(options: ListenOptions, log: (line: string) => void, handler: Handler): Listening {
   log("gateway: this runtime accepts connections itself; head, idle and connection limits are off");
-  const server = Deno.serve({ port: options.port, hostname: options.hostname, onListen: () => {} }, handler);
+  const server = Deno.serve(
+    { port: options.port, hostname: options.hostname, reusePort: options.reusePort, onListen: () => {} },
+    handler,
+  );
   // Its accept loop ends on an accept error (out of descriptors) by rejecting this promise.
   server.finished.catch((error) => log(`gateway: the runtime stopped accepting connections: ${error}`));
   return {
@@ -116,7 +121,9 @@ function ownListener(
   handler: Handler,
 ): Listening {
   const { limits } = options;
-  const listener = Deno.listen({ hostname: options.hostname, port: options.port, transport: "tcp" });
+  const listener = Deno.listen(
+    { hostname: options.hostname, port: options.port, transport: "tcp", reusePort: options.reusePort ?? false },
+  );
   const open = new Set<Connection>();
   const stats: ConnectionStats = {
     open: 0,

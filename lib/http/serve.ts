@@ -15,23 +15,29 @@ interface FetchApp {
 
 const SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
-export function serve(app: FetchApp, config: Config, onStop: () => Promise<void> | void): Listening {
-  const drain = new Drain({ graceMs: config.shutdownGraceMs });
+/** The gateway's listener, every request going through `drain`; `reusePort` lets workers share one port. */
+export function listenForGateway(app: FetchApp, config: Config, drain: Drain, reusePort = false): Listening {
   const handler = (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) =>
     drain.handle(
       request,
       info.completed,
       (signal) => app.fetch(request, { remoteAddr: info.remoteAddr, signal }),
     );
-  const serving = listen({
+  return listen({
     hostname: config.host,
     port: config.port,
+    reusePort,
     limits: {
       headTimeoutMs: config.headTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
       maxConnections: config.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
     },
   }, handler);
+}
+
+export function serve(app: FetchApp, config: Config, onStop: () => Promise<void> | void): Listening {
+  const drain = new Drain({ graceMs: config.shutdownGraceMs });
+  const serving = listenForGateway(app, config, drain);
   console.log(`gateway listening on http://${serving.addr.hostname}:${serving.addr.port}`);
 
   const stop = async () => {
