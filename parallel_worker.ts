@@ -24,10 +24,11 @@ const kv = await openStore(config.kvPath);
 const deps = await createDeps(config, kv);
 const app = buildApp(deps, manifest);
 const drain = new Drain({ graceMs: config.shutdownGraceMs });
-let listening: Listening | undefined;
+// Filled in once listening; a signal may come before.
+const served: { listening?: Listening } = {};
 coordinateShutdown({
   drainAndFlush: async () => {
-    listening?.close();
+    served.listening?.close();
     await drain.stop();
     await closeDeps(deps);
   },
@@ -36,5 +37,5 @@ coordinateShutdown({
   hangMs: config.shutdownGraceMs + 15_000,
 });
 
-listening = listenForGateway(app, { ...config, port: await port }, drain, true);
-worker.postMessage({ port: listening.addr.port });
+served.listening = listenForGateway(app, { ...config, port: await port }, drain, true);
+worker.postMessage({ port: served.listening.addr.port });

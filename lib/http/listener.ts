@@ -122,7 +122,12 @@ function ownListener(
 ): Listening {
   const { limits } = options;
   const listener = Deno.listen(
-    { hostname: options.hostname, port: options.port, transport: "tcp", reusePort: options.reusePort ?? false },
+    {
+      hostname: options.hostname,
+      port: options.port,
+      transport: "tcp",
+      reusePort: options.reusePort ?? false,
+    },
   );
   const open = new Set<Connection>();
   const stats: ConnectionStats = {

@@ -1,13 +1,13 @@
 /**
- * @module Shutdown under `deno serve --parallel`. Each worker isolate has its own requests in flight and its
+ * @module Shutdown under `deno task start:parallel`. Each worker isolate has its own requests in flight and its
  * own usage ledger, and the first `Deno.exit` in any worker ends the whole process, so no worker may exit
  * while another still has requests to finish or records to write. The workers know each other through a
  * BroadcastChannel: on SIGINT/SIGTERM each one drains and flushes and says so, and the one that hears the
  * last of them exits the process, with status 1 if any worker could not write its records. A bounded wait
  * covers a worker that hangs.
  *
- * The runtime owns the listener, out of the workers' reach; Deno 2.9 closes it on the signal. A request that
- * still reaches a stopping worker (on a connection kept alive from before) is answered 503 by the drain.
+ * Each worker closes its own listener when it stops. A request that still reaches a stopping worker (on a
+ * connection kept alive from before) is answered 503 by the drain.
  */
 
 type Message = { type: "hello" | "here" | "stop" | "done"; id: string; failed?: boolean };

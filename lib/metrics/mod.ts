@@ -3,7 +3,7 @@
  * one place where status, tokens and timings of a request are final; server figures (health, breaker,
  * in-flight) are read from the live server state when scraped, so they are never stale.
  *
- * Each process keeps its own registry: with `deno serve --parallel` every worker answers for itself.
+ * Each process keeps its own registry: with `deno task start:parallel` every worker answers for itself.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { UsageRecord } from "../usage/types.ts";
