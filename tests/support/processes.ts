@@ -1,6 +1,6 @@
 /**
  * The gateway and the admin CLI as real processes, as an operator runs them: `deno task start` (or
- * `deno serve --parallel`) and `deno task admin`, all on one store file.
+ * `deno task start:parallel`) and `deno task admin`, all on one store file.
  */
 import assert from "node:assert/strict";
 
