@@ -57,6 +57,21 @@ const ConfigSchema = z.object({
   GATEWAY_KEYLESS_RECORDS_PER_MINUTE: z.coerce.number().int().min(0).default(10),
   /** How long a stopping gateway lets running requests and streams finish before it ends them. */
   GATEWAY_SHUTDOWN_GRACE_MS: positiveInt(10_000),
+  /**
+   * Web origins (`https://app.example.com`, comma-separated, or `*`) that may read answers to keys without a
+   * domain list, and refusals without a valid key. A key with a domain list answers only its own sites.
+   */
+  GATEWAY_CORS_ORIGINS: z.string().optional().transform((text, ctx) => {
+    const entries = (text ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    return entries.map((entry) => {
+      if (entry === "*" || entry === "null") return entry;
+      const origin = URL.canParse(entry) ? new URL(entry).origin : "null";
+      if (origin === "null" || origin !== entry.replace(/\/$/, "").toLowerCase()) {
+        ctx.addIssue({ code: "custom", message: `not a web origin (scheme://host[:port]): ${entry}` });
+      }
+      return origin;
+    });
+  }),
 });
 
 export interface Config {
@@ -83,6 +98,8 @@ export interface Config {
   probeTimeoutMs: number;
   shutdownGraceMs: number;
   keylessRecordsPerMinute: number;
+  /** Origins that may read answers to keys without a domain list; `*` for any. */
+  corsOrigins: string[];
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -114,6 +131,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     probeTimeoutMs: e.GATEWAY_PROBE_TIMEOUT_MS,
     shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS,
     keylessRecordsPerMinute: e.GATEWAY_KEYLESS_RECORDS_PER_MINUTE,
+    corsOrigins: e.GATEWAY_CORS_ORIGINS,
   };
 }
 
