@@ -36,6 +36,15 @@ Deno.test("openai SDK: models.list and models.retrieve show the key's one model"
   assert.deepEqual(ids, ["phi4:14b"]);
 });
 
+Deno.test("a model id with slashes is found encoded (as the SDK sends it) or raw", async () => {
+  const tag = "meta-llama/Llama-3.1-8B";
+  await using s = await Scenario.start([{ name: "vllm", kind: "openai", models: [{ tag }] }]);
+  const key = await s.gw.key({ model: tag });
+  assert.equal((await openaiClient(s.gw.url, key).models.retrieve(tag)).id, tag);
+  const raw = await fetch(`${s.gw.url}/v1/models/${tag}`, { headers: { Authorization: `Bearer ${key}` } });
+  assert.equal((await raw.json()).id, tag);
+});
+
 Deno.test("discovery bodies name no server, URL or other model", async () => {
   await using s = await Scenario.start(SERVERS);
   await s.gw.deps.prober!.probeNow();
