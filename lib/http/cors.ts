@@ -68,7 +68,9 @@ export async function withCors(
   if (request.method === "OPTIONS") return preflight(request, allow);
   const response = await answer();
   const origin = request.headers.get("origin");
-  if (!origin || !(await admits(origin, request, deps))) return setHeaders(response, { Vary: "Origin" });
+  // Without an Origin (SDKs, scripts) there is nothing to decide, and the chat path pays nothing for CORS.
+  if (!origin) return response;
+  if (!(await admits(origin, request, deps))) return setHeaders(response, { Vary: "Origin" });
   return setHeaders(response, {
     Vary: "Origin",
     "Access-Control-Allow-Origin": origin,
