@@ -6,13 +6,31 @@ import $1 from "./routes/admin/index.ts";
 import $2 from "./routes/admin/login.ts";
 import $3 from "./routes/admin/logout.ts";
 import $4 from "./routes/admin/status.ts";
-import $5 from "./routes/api/v1/chat.php.ts";
-import $6 from "./routes/api/v1/chat/completions.php.ts";
-import $7 from "./routes/api/v1/chat/completions.ts";
-import $8 from "./routes/metrics.ts";
-import $9 from "./routes/v1/chat.php.ts";
-import $10 from "./routes/v1/chat/completions.php.ts";
-import $11 from "./routes/v1/chat/completions.ts";
+import $5 from "./routes/api/chat.ts";
+import $6 from "./routes/api/copy.ts";
+import $7 from "./routes/api/create.ts";
+import $8 from "./routes/api/delete.ts";
+import $9 from "./routes/api/embed.ts";
+import $10 from "./routes/api/embeddings.ts";
+import $11 from "./routes/api/generate.ts";
+import $12 from "./routes/api/ps.ts";
+import $13 from "./routes/api/pull.ts";
+import $14 from "./routes/api/push.ts";
+import $15 from "./routes/api/show.ts";
+import $16 from "./routes/api/tags.ts";
+import $17 from "./routes/api/v1/chat.php.ts";
+import $18 from "./routes/api/v1/chat/completions.php.ts";
+import $19 from "./routes/api/v1/chat/completions.ts";
+import $20 from "./routes/api/v1/models.ts";
+import $21 from "./routes/api/v1/models/[...id].ts";
+import $22 from "./routes/api/version.ts";
+import $23 from "./routes/index.ts";
+import $24 from "./routes/metrics.ts";
+import $25 from "./routes/v1/chat.php.ts";
+import $26 from "./routes/v1/chat/completions.php.ts";
+import $27 from "./routes/v1/chat/completions.ts";
+import $28 from "./routes/v1/models.ts";
+import $29 from "./routes/v1/models/[...id].ts";
 
 export const manifest: readonly ManifestEntry[] = [
   { path: "/admin/feed", module: $0 },
@@ -20,11 +38,29 @@ export const manifest: readonly ManifestEntry[] = [
   { path: "/admin/login", module: $2 },
   { path: "/admin/logout", module: $3 },
   { path: "/admin/status", module: $4 },
-  { path: "/api/v1/chat.php", module: $5 },
-  { path: "/api/v1/chat/completions.php", module: $6 },
-  { path: "/api/v1/chat/completions", module: $7 },
-  { path: "/metrics", module: $8 },
-  { path: "/v1/chat.php", module: $9 },
-  { path: "/v1/chat/completions.php", module: $10 },
-  { path: "/v1/chat/completions", module: $11 },
+  { path: "/api/chat", module: $5 },
+  { path: "/api/copy", module: $6 },
+  { path: "/api/create", module: $7 },
+  { path: "/api/delete", module: $8 },
+  { path: "/api/embed", module: $9 },
+  { path: "/api/embeddings", module: $10 },
+  { path: "/api/generate", module: $11 },
+  { path: "/api/ps", module: $12 },
+  { path: "/api/pull", module: $13 },
+  { path: "/api/push", module: $14 },
+  { path: "/api/show", module: $15 },
+  { path: "/api/tags", module: $16 },
+  { path: "/api/v1/chat.php", module: $17 },
+  { path: "/api/v1/chat/completions.php", module: $18 },
+  { path: "/api/v1/chat/completions", module: $19 },
+  { path: "/api/v1/models", module: $20 },
+  { path: "/api/v1/models/:id{.+}", module: $21 },
+  { path: "/api/version", module: $22 },
+  { path: "/", module: $23 },
+  { path: "/metrics", module: $24 },
+  { path: "/v1/chat.php", module: $25 },
+  { path: "/v1/chat/completions.php", module: $26 },
+  { path: "/v1/chat/completions", module: $27 },
+  { path: "/v1/models", module: $28 },
+  { path: "/v1/models/:id{.+}", module: $29 },
 ];

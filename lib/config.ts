@@ -68,6 +68,21 @@ const ConfigSchema = z.object({
   GATEWAY_WORKERS: z.coerce.number().int().positive().optional(),
   /** Open client connections at most; unset: 4096, lowered on its own if file descriptors run out first. */
   GATEWAY_MAX_CONNECTIONS: z.coerce.number().int().positive().optional(),
+  /**
+   * Web origins (`https://app.example.com`, comma-separated, or `*`) that may read answers to keys without a
+   * domain list, and refusals without a valid key. A key with a domain list answers only its own sites.
+   */
+  GATEWAY_CORS_ORIGINS: z.string().optional().transform((text, ctx) => {
+    const entries = (text ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    return entries.map((entry) => {
+      if (entry === "*" || entry === "null") return entry;
+      const origin = URL.canParse(entry) ? new URL(entry).origin : "null";
+      if (origin === "null" || origin !== entry.replace(/\/$/, "").toLowerCase()) {
+        ctx.addIssue({ code: "custom", message: `not a web origin (scheme://host[:port]): ${entry}` });
+      }
+      return origin;
+    });
+  }),
 });
 
 export interface Config {
@@ -100,6 +115,8 @@ export interface Config {
   maxConnections?: number;
   /** Undefined: one per core. */
   workers?: number;
+  /** Origins that may read answers to keys without a domain list; `*` for any. */
+  corsOrigins: string[];
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -135,6 +152,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     keepAliveTimeoutMs: e.GATEWAY_KEEPALIVE_TIMEOUT_MS,
     maxConnections: e.GATEWAY_MAX_CONNECTIONS,
     workers: e.GATEWAY_WORKERS,
+    corsOrigins: e.GATEWAY_CORS_ORIGINS,
   };
 }
 

@@ -11,7 +11,23 @@ const PATHS = {
   "/api/v1/chat/completions.php": "openai",
   "/v1/chat.php": "ollama",
   "/api/v1/chat.php": "ollama",
+  "/api/chat": "ollama_api",
 } as const;
+
+/** Discovery and the rest of Ollama's surface (tests/discovery_test.ts, tests/ollama_paths_test.ts). */
+const DISCOVERY_PATHS = [
+  "/",
+  "/v1/models",
+  "/v1/models/:id{.+}",
+  "/api/v1/models",
+  "/api/v1/models/:id{.+}",
+  "/api/tags",
+  "/api/show",
+  "/api/version",
+  ...["generate", "embed", "embeddings", "pull", "push", "create", "delete", "copy", "ps"].map((e) =>
+    `/api/${e}`
+  ),
+];
 
 /** The admin side: GET only, JSON errors in format A's shape. */
 const ADMIN_PATHS = {
@@ -30,7 +46,7 @@ Deno.test("routes.gen.ts matches the files under routes/", async () => {
   const { manifest } = await import("../routes.gen.ts");
   assert.deepEqual(
     manifest.map((e) => e.path).sort(),
-    [...Object.keys(PATHS), ...Object.keys(ADMIN_PATHS)].sort(),
+    [...Object.keys(PATHS), ...Object.keys(ADMIN_PATHS), ...DISCOVERY_PATHS].sort(),
   );
 });
 
@@ -58,7 +74,8 @@ Deno.test("every public path answers POST in its own format", async () => {
   await using s = await Scenario.start([{ name: "a", models: [{ tag: "m1", alias: "nice" }] }]);
   const key = await s.gw.key();
   for (const [path, face] of Object.entries(PATHS)) {
-    const res = await s.gw.post(path, key, { model: "x", messages: USER_HELLO });
+    // /api/chat streams unless told otherwise, as Ollama does; the others answer whole by default.
+    const res = await s.gw.post(path, key, { model: "x", messages: USER_HELLO, stream: false });
     assert.equal(res.status, 200, path);
     const body = await res.json();
     if (face === "openai") assert.equal(body.object, "chat.completion", path);
@@ -75,6 +92,12 @@ Deno.test("other methods get 405 with Allow: POST and an error in the path's for
       assert.equal(res.headers.get("allow"), "POST");
       assert.match(res.headers.get("content-type") ?? "", /application\/json/);
       const body = await res.json();
+      if (face === "ollama_api") {
+        // Ollama's own error shape: the message is `error` itself.
+        assert.equal(body.code, "method_not_allowed");
+        assert.match(body.error, /not allowed/);
+        continue;
+      }
       assert.equal(body.error.code, "method_not_allowed");
       assert.equal(typeof body.error.message, "string");
       if (face === "ollama") assert.equal(body.error.type, "proxy_error");
@@ -85,10 +108,18 @@ Deno.test("other methods get 405 with Allow: POST and an error in the path's for
 
 Deno.test("unknown paths get a JSON 404", async () => {
   await using s = await Scenario.start();
-  for (const path of ["/", "/v1/models", "/api/chat", "/v1/chat/completions/extra"]) {
+  for (const path of ["/v2/models", "/v1", "/v1/chat/completions/extra", "/api/v1/tags"]) {
     const res = await s.gw.post(path, undefined, {});
     assert.equal(res.status, 404, path);
     const body = await res.json();
     assert.equal(body.error.code, "not_found");
+  }
+  // Under Ollama's /api/, in Ollama's shape, naming what the gateway serves.
+  for (const path of ["/api/blobs/sha256:abc", "/api/experimental/x"]) {
+    const res = await s.gw.post(path, undefined, {});
+    assert.equal(res.status, 404, path);
+    const body = await res.json();
+    assert.equal(body.code, "not_found");
+    assert.match(body.error, /POST \/api\/chat/);
   }
 });

@@ -2,13 +2,15 @@
  * @module Builds the HTTP application from the route manifest: each path answers its own methods, any other
  * method gets 405 with `Allow`, unknown paths 404, all as JSON.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Deps } from "../deps.ts";
 import { MethodNotAllowed, NotFound } from "../errors.ts";
-import { FACES } from "../faces/mod.ts";
+import { FACES, ROUTE_FACES } from "../faces/mod.ts";
+import { withCors } from "./cors.ts";
 import { errorResponse } from "./respond.ts";
 import type { RouteModule } from "./route.ts";
 import { staticResponse } from "./static_files.ts";
+import { notFoundResponse } from "../discovery/not_served.ts";
 
 export interface ManifestEntry {
   path: string;
@@ -31,18 +33,20 @@ export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{
   for (const { path, module } of manifest) {
     const handlers = module.handlers(deps);
     const allow = Object.keys(handlers);
-    app.all(path, (c) => {
+    const answer = (c: Context<{ Bindings: ConnectionEnv }>) => {
       const handler = handlers[c.req.method];
-      if (!handler) return errorResponse(FACES[module.face], new MethodNotAllowed(c.req.method, allow));
+      if (!handler) return errorResponse(ROUTE_FACES[module.face], new MethodNotAllowed(c.req.method, allow));
       const request = c.req.raw;
       return handler(request, {
         address: peerAddress(c.env?.remoteAddr),
         signal: c.env?.signal ?? request.signal,
       });
-    });
+    };
+    app.all(path, (c) => module.cors ? withCors(deps, allow, c.req.raw, () => answer(c)) : answer(c));
   }
   app.on(["GET", "HEAD"], "/static/*", (c) => staticResponse(c.req.path, c.req.raw) ?? c.notFound());
-  app.notFound((c) => errorResponse(FACES.openai, new NotFound(c.req.path)));
+  // Ollama clients read only Ollama's error shape; its other endpoints get it (lib/discovery/not_served.ts).
+  app.notFound((c) => notFoundResponse(c.req.path) ?? errorResponse(FACES.openai, new NotFound(c.req.path)));
   app.onError((error) => errorResponse(FACES.openai, error));
   return app;
 }

@@ -6,9 +6,13 @@
 
 export const MANIFEST_FILE = "routes.gen.ts";
 
-/** routes/api/v1/chat.php.ts → /api/v1/chat.php; an `index` file stands for its folder. */
+/**
+ * routes/api/v1/chat.php.ts → /api/v1/chat.php; an `index` file stands for its folder; `[...id]` takes the
+ * rest of the path (model ids may hold slashes) and `[id]` one segment, as in Fresh.
+ */
 export function routePath(file: string): string {
-  const path = file.replace(/^routes/, "").replace(/\.tsx?$/, "").replace(/\/index$/, "");
+  const path = file.replace(/^routes/, "").replace(/\.tsx?$/, "").replace(/\/index$/, "")
+    .replace(/\[\.\.\.(\w+)\]/g, ":$1{.+}").replace(/\[(\w+)\]/g, ":$1");
   return path || "/";
 }
 

@@ -3,20 +3,35 @@
  * speaks, so even a 405 there reads like the rest of that API.
  */
 import type { Deps } from "../deps.ts";
-import { type FaceName, FACES } from "../faces/mod.ts";
+import { ROUTE_FACES, type RouteFace } from "../faces/mod.ts";
 import { type ClientInfo, runChat } from "../pipeline.ts";
 
 export type Handler = (request: Request, client: ClientInfo) => Promise<Response> | Response;
 
 export interface RouteModule {
-  face: FaceName;
+  face: RouteFace;
   handlers(deps: Deps): Partial<Record<string, Handler>>;
+  /** A path for clients, web pages among them: it answers CORS preflights (lib/http/cors.ts). */
+  cors?: boolean;
+}
+
+/** Ollama reads any body as JSON (its docs' curl lines send no Content-Type), so its own paths do too. */
+export function readAsJson(request: Request): Request {
+  if (/json/i.test(request.headers.get("content-type") ?? "")) return request;
+  const headers = new Headers(request.headers);
+  headers.set("content-type", "application/json");
+  return new Request(request, { headers });
 }
 
 /** A public chat path: POST runs the pipeline in the given face. */
-export function chatRoute(face: FaceName): RouteModule {
+export function chatRoute(face: RouteFace): RouteModule {
+  const lenient = face === "ollama_api";
   return {
     face,
-    handlers: (deps) => ({ POST: (request, client) => runChat(FACES[face], request, client, deps) }),
+    cors: true,
+    handlers: (deps) => ({
+      POST: (request, client) =>
+        runChat(ROUTE_FACES[face], lenient ? readAsJson(request) : request, client, deps),
+    }),
   };
 }

@@ -51,6 +51,12 @@ export function referrerHost(value: string | null): string | null {
   }
 }
 
+/** Whether a host is on the key's domain list (exactly, or under one of its `*.` entries). */
+export function domainAllowed(key: KeyRecord, host: string): boolean {
+  const { hosts, suffixes } = rulesOf(key);
+  return hosts.has(host) || suffixes.some((suffix) => host.endsWith(suffix));
+}
+
 /**
  * The host of `Origin`, else of `Referer`. Browsers send at least one on cross-site calls and scripts can
  * forge both, so this list keeps a key embedded in a web page on its own sites; it is not authentication.
@@ -63,7 +69,6 @@ export function checkDomain(key: KeyRecord, headers: Headers): void {
       "This API key accepts only requests from its allowed sites: no Origin or Referer was sent",
     );
   }
-  const { hosts, suffixes } = rulesOf(key);
-  if (hosts.has(host) || suffixes.some((suffix) => host.endsWith(suffix))) return;
+  if (domainAllowed(key, host)) return;
   throw new Forbidden(`Requests from ${host} are not allowed for this API key`);
 }

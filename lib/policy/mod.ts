@@ -50,11 +50,7 @@ export class Policy {
    * request's response carries (the rate-limit state, when the key has a limit).
    */
   async admit(key: KeyRecord, caller: Caller, now: number): Promise<Record<string, string>> {
-    if (key.expiresAt !== undefined && Date.parse(key.expiresAt) <= now) throw new KeyExpired(key.expiresAt);
-    if (key.allowIps.length) {
-      checkIp(key, clientAddress(caller.peer, caller.headers.get("x-forwarded-for"), this.#trusted));
-    }
-    checkDomain(key, caller.headers);
+    this.checkAccess(key, caller, now);
     let headers = NO_HEADERS;
     if (key.rpm !== undefined) {
       const rate = await this.#rate.admit(key.id, key.rpm, now);
@@ -64,6 +60,18 @@ export class Policy {
     const user = key.user === undefined ? undefined : this.options.users().get(key.user);
     await this.#quotas.enforce(key, user, now);
     return headers;
+  }
+
+  /**
+   * The checks that spend nothing (expiry, IP and domain allow-lists): all that model discovery asks, since
+   * listing a model must cost no rate-limit slot.
+   */
+  checkAccess(key: KeyRecord, caller: Caller, now: number): void {
+    if (key.expiresAt !== undefined && Date.parse(key.expiresAt) <= now) throw new KeyExpired(key.expiresAt);
+    if (key.allowIps.length) {
+      checkIp(key, clientAddress(caller.peer, caller.headers.get("x-forwarded-for"), this.#trusted));
+    }
+    checkDomain(key, caller.headers);
   }
 
   async close(): Promise<void> {

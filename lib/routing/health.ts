@@ -11,6 +11,7 @@
  */
 import type { BackendKind, ServerRecord } from "../store/records.ts";
 import type { ProbeResult, ServerState } from "./server_state.ts";
+import { type ModelFacts, ollamaModelFacts, openaiModelFacts } from "./model_facts.ts";
 
 export interface HealthOptions {
   fetch: typeof fetch;
@@ -38,26 +39,45 @@ type Probe = (get: Get, server: ServerRecord, loadedModels: boolean) => Promise<
 const TIMED_OUT = Symbol("timed out");
 const STOPPED = Symbol("stopped");
 
-/** The `name` and `model` of each entry of an Ollama model list (they differ on some versions). */
-function ollamaNames(body: unknown, label: string): string[] {
+/** The entries of an Ollama model list. */
+function ollamaEntries(body: unknown, label: string): unknown[] {
   const models = (body as { models?: unknown })?.models;
   if (!Array.isArray(models)) throw new ProbeError(`${label} answered without a models list`);
+  return models;
+}
+
+/** The `name` and `model` of each entry of an Ollama model list (they differ on some versions). */
+function ollamaNames(body: unknown, label: string): string[] {
   const names = new Set<string>();
-  for (const m of models) {
+  for (const m of ollamaEntries(body, label) as { name?: unknown; model?: unknown }[]) {
     if (typeof m?.name === "string") names.add(m.name);
     if (typeof m?.model === "string") names.add(m.model);
   }
   return [...names];
 }
 
+/** What each listed model's entry says, under each of its names. */
+function factsByName(entries: unknown[], facts: (entry: unknown) => ModelFacts, names: string[]) {
+  const out = new Map<string, ModelFacts>();
+  for (const entry of entries) {
+    const e = entry as { name?: unknown; model?: unknown; id?: unknown };
+    for (const name of [e?.name, e?.model, e?.id]) {
+      if (typeof name === "string" && names.includes(name)) out.set(name, facts(entry));
+    }
+  }
+  return out;
+}
+
 const PROBES = {
   ollama: async (get, _server, loadedModels) => {
     const version = (await get("/api/version", "/api/version") as { version?: unknown })?.version;
-    const models = ollamaNames(await get("/api/tags", "/api/tags"), "/api/tags");
+    const tags = await get("/api/tags", "/api/tags");
+    const models = ollamaNames(tags, "/api/tags");
+    const facts = factsByName(ollamaEntries(tags, "/api/tags"), ollamaModelFacts, models);
     const loaded = loadedModels
       ? await get("/api/ps", "/api/ps").then((b) => ollamaNames(b, "/api/ps"), () => undefined)
       : undefined;
-    return { ok: true, version: typeof version === "string" ? version : undefined, models, loaded };
+    return { ok: true, version: typeof version === "string" ? version : undefined, models, loaded, facts };
   },
   openai: async (get, server) => {
     const suffix = server.url.replace(/\/+$/, "").endsWith("/v1") ? "/models" : "/v1/models";
@@ -72,7 +92,8 @@ const PROBES = {
     }
     const data = (body as { data?: unknown })?.data;
     if (!Array.isArray(data)) throw new ProbeError("/v1/models answered without a data list");
-    return { ok: true, models: data.flatMap((m) => typeof m?.id === "string" ? [m.id] : []) };
+    const models = data.flatMap((m) => typeof m?.id === "string" ? [m.id] : []);
+    return { ok: true, models, facts: factsByName(data, openaiModelFacts, models) };
   },
 } satisfies Record<BackendKind, Probe>;
 

@@ -8,3 +8,4 @@ export { weightedOrder } from "./weighted_order.ts";
 export { type Attempt, dispatch } from "./dispatch.ts";
 export { type Outcome, outcomeOf, ServerState, type ServerStatus } from "./server_state.ts";
 export { HealthProber } from "./health.ts";
+export type { ModelFacts } from "./model_facts.ts";

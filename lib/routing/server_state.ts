@@ -13,6 +13,7 @@
 import { GatewayError } from "../errors.ts";
 import { Breaker, type BreakerOptions, type BreakerState, type Pass } from "./breaker.ts";
 import { LatencyRing, MinuteCounts } from "./load_window.ts";
+import type { ModelFacts } from "./model_facts.ts";
 
 export type Health = "unknown" | "up" | "down";
 
@@ -36,6 +37,8 @@ export interface ProbeResult {
   models?: readonly string[];
   /** Models loaded in memory now, where the backend says. */
   loaded?: readonly string[];
+  /** What the model list says about each model, by its listed name (for model discovery). */
+  facts?: ReadonlyMap<string, ModelFacts>;
 }
 
 /** One server's state as plain JSON; times are epoch milliseconds. */
@@ -96,6 +99,8 @@ class Entry {
   models?: string[];
   carried?: Set<string>;
   loaded?: string[];
+  /** By canonical model name. */
+  facts?: Map<string, ModelFacts>;
 
   constructor(readonly name: string, readonly breaker: Breaker, readonly latency: LatencyRing) {}
 }
@@ -177,6 +182,7 @@ export class ServerState {
       entry.models = result.models && [...result.models];
       entry.carried = result.models && new Set(result.models.map(canonicalModel));
       entry.loaded = result.loaded && [...result.loaded];
+      entry.facts = result.facts && new Map([...result.facts].map(([name, f]) => [canonicalModel(name), f]));
       entry.breaker.probePassed();
     } else {
       entry.health = "down";
@@ -199,6 +205,11 @@ export class ServerState {
     if (!entry.breaker.wouldAdmit()) return "circuit open";
     if (entry.carried !== undefined && !entry.carried.has(canonicalModel(model))) return "model not found";
     return undefined;
+  }
+
+  /** What the server's last successful probe said about `model`, if it listed it. */
+  modelFacts(server: string, model: string): ModelFacts | undefined {
+    return this.#servers.get(server)?.facts?.get(canonicalModel(model));
   }
 
   status(): ServerStatus[] {

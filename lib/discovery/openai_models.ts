@@ -1,0 +1,56 @@
+/**
+ * OpenAI's model list and model object (`GET /v1/models`, `GET /v1/models/{id}`), showing the key's one
+ * model under the name it is bound to.
+ */
+import type { Deps } from "../deps.ts";
+import { GatewayError } from "../errors.ts";
+import { FACES } from "../faces/mod.ts";
+import { errorResponse, jsonResponse } from "../http/respond.ts";
+import type { ClientInfo } from "../pipeline.ts";
+import { discover } from "./access.ts";
+import { type KeyModel, namesKeyModel } from "./key_model.ts";
+
+function modelObject(model: KeyModel) {
+  return {
+    id: model.id,
+    object: "model",
+    created: Math.floor(Date.parse(model.modifiedAt) / 1000),
+    owned_by: "gateway",
+  };
+}
+
+export async function listModels(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+  try {
+    const { model } = await discover(request, client, deps);
+    return jsonResponse({ object: "list", data: [modelObject(model)] });
+  } catch (error) {
+    return errorResponse(FACES.openai, error);
+  }
+}
+
+/** The id is the rest of the path: ids may hold slashes, sent raw or encoded. */
+function requestedId(request: Request): string {
+  const rest = new URL(request.url).pathname.replace(/^.*?\/models\//, "");
+  try {
+    return decodeURIComponent(rest);
+  } catch {
+    return rest;
+  }
+}
+
+export async function retrieveModel(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+  try {
+    const { model } = await discover(request, client, deps);
+    const id = requestedId(request);
+    if (!namesKeyModel(model, id)) {
+      throw new GatewayError(
+        404,
+        "not_found",
+        `The model '${id.slice(0, 100)}' does not exist or this API key cannot use it`,
+      );
+    }
+    return jsonResponse(modelObject(model));
+  } catch (error) {
+    return errorResponse(FACES.openai, error);
+  }
+}

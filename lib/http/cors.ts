@@ -1,0 +1,79 @@
+/**
+ * @module CORS for the client paths, so web pages can call the gateway with a key.
+ *
+ * A preflight carries no key, so it cannot know whose request follows: it allows the path's methods and the
+ * headers asked for, to any origin, and says nothing about keys. The decision is the real request's: its
+ * answer carries `Access-Control-Allow-Origin` (the request's own origin) only when the key's domain list
+ * admits the origin's host, or, for a key without a list and for a request without a valid key, when the
+ * admin listed the origin in GATEWAY_CORS_ORIGINS. Otherwise the browser keeps the answer from the page.
+ * Refusals follow the same rule, so a page can read why its admitted key was refused (expired, rate limit),
+ * never an answer meant for another site. No credentials mode: keys are bearer tokens, not cookies.
+ */
+import { authenticate } from "../auth/mod.ts";
+import type { Deps } from "../deps.ts";
+import { domainAllowed, referrerHost } from "../policy/allow_lists.ts";
+
+/** Headers a page may read besides the CORS-safelisted ones. */
+const EXPOSED = "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset";
+/** What a page may send when its preflight names nothing odd. */
+const DEFAULT_HEADERS = "Authorization, Content-Type";
+const TOKEN_LIST = /^[\w-]+(\s*,\s*[\w-]+)*$/;
+/** Browsers cap it (Chromium at 2 h); 10 minutes spares most preflights without pinning a change for long. */
+const MAX_AGE_S = "600";
+
+function preflight(request: Request, allow: readonly string[]): Response {
+  const origin = request.headers.get("origin");
+  const asked = request.headers.get("access-control-request-headers")?.trim() ?? "";
+  const headers = new Headers({ Allow: [...allow, "OPTIONS"].join(", "), Vary: "Origin" });
+  if (origin) {
+    headers.set("Access-Control-Allow-Origin", origin);
+    headers.set("Access-Control-Allow-Methods", allow.join(", "));
+    headers.set("Access-Control-Allow-Headers", TOKEN_LIST.test(asked) ? asked : DEFAULT_HEADERS);
+    headers.set("Access-Control-Max-Age", MAX_AGE_S);
+  }
+  return new Response(null, { status: 204, headers });
+}
+
+/** Whether the answer to this request may be read by a page from `origin`. */
+async function admits(origin: string, request: Request, deps: Deps): Promise<boolean> {
+  const key = await authenticate(request.headers.get("authorization"), deps.view).catch(() => undefined);
+  if (key && key.allowDomains.length) {
+    const host = referrerHost(origin);
+    return host !== null && domainAllowed(key, host);
+  }
+  const listed = deps.config.corsOrigins;
+  return listed.includes(origin) || (origin !== "null" && listed.includes("*"));
+}
+
+function setHeaders(response: Response, headers: Record<string, string>): Response {
+  try {
+    for (const name in headers) {
+      if (name === "Vary") response.headers.append(name, headers[name]);
+      else response.headers.set(name, headers[name]);
+    }
+    return response;
+  } catch {
+    // A response with immutable headers (one passed through from fetch) gets a copy.
+    return setHeaders(new Response(response.body, response), headers);
+  }
+}
+
+/** Answers preflights on a client path, and marks its answers readable by the origins that may read them. */
+export async function withCors(
+  deps: Deps,
+  allow: readonly string[],
+  request: Request,
+  answer: () => Response | Promise<Response>,
+): Promise<Response> {
+  if (request.method === "OPTIONS") return preflight(request, allow);
+  const response = await answer();
+  const origin = request.headers.get("origin");
+  // Without an Origin (SDKs, scripts) there is nothing to decide, and the chat path pays nothing for CORS.
+  if (!origin) return response;
+  if (!(await admits(origin, request, deps))) return setHeaders(response, { Vary: "Origin" });
+  return setHeaders(response, {
+    Vary: "Origin",
+    "Access-Control-Allow-Origin": origin,
+    "Access-Control-Expose-Headers": EXPOSED,
+  });
+}

@@ -1,0 +1,4 @@
+/** POST /api/chat: Format B on Ollama's own path (Ollama's error shape, streams unless told otherwise). */
+import { chatRoute } from "../../lib/http/route.ts";
+
+export default chatRoute("ollama_api");

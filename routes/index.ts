@@ -1,0 +1,4 @@
+/** GET / and HEAD /: Ollama's liveness answer (no key needed). */
+import { ollamaRootRoute } from "../lib/discovery/mod.ts";
+
+export default ollamaRootRoute;

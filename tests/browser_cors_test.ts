@@ -1,0 +1,90 @@
+/**
+ * A web page in a real headless Chromium calls the gateway on another origin with a key restricted to the
+ * page's site: it reads a whole answer and a stream. The same page served from an origin outside the key's
+ * list cannot read anything.
+ */
+import assert from "node:assert/strict";
+import { Scenario } from "./harness.ts";
+import { HeadlessChromium } from "./support/browser.ts";
+
+/** A page server on loopback: the page itself is empty, the test runs its script with page.evaluate. */
+function pageServer(): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () =>
+      new Response("<!doctype html><title>app</title>", {
+        headers: { "Content-Type": "text/html; charset=utf-8" },
+      }),
+  );
+}
+
+/** Runs in the page: a whole answer in format A, then a stream in format B read chunk by chunk. */
+async function callGateway([gateway, key]: [string, string]) {
+  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
+  const messages = [{ role: "user", content: "hi" }];
+  try {
+    const whole = await fetch(`${gateway}/v1/chat/completions`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: "x", messages }),
+    });
+    const answer = (await whole.json()).choices[0].message.content;
+    const remaining = whole.headers.get("X-RateLimit-Remaining");
+    const streamed = await fetch(`${gateway}/api/chat`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: "x", messages, stream: true }),
+    });
+    const reader = streamed.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    let chunks = 0;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks++;
+      text += value;
+    }
+    const lines = text.trim().split("\n").map((line) => JSON.parse(line));
+    const content = lines.map((l) => l.message?.content ?? "").join("");
+    return { ok: true, answer, remaining, content, done: lines.at(-1).done, chunks };
+  } catch (error) {
+    return { ok: false, error: String(error) };
+  }
+}
+
+Deno.test("a page on an allowed origin reads answers and streams; one on another origin cannot", async () => {
+  await using s = await Scenario.start();
+  s.fake().reply = () => ({ content: "hello from the model" });
+  const key = await s.gw.key({ allowDomains: ["localhost"], rpm: 10 });
+  const pages = pageServer();
+  const chrome = await HeadlessChromium.launch();
+  try {
+    const context = await chrome.browser.newContext();
+    const page = await context.newPage();
+    const port = pages.addr.port;
+
+    // http://localhost:P and http://127.0.0.1:P are two origins, and the gateway on its own port a third.
+    await page.goto(`http://localhost:${port}/`);
+    const allowed = await page.evaluate(callGateway, [s.gw.url, key] as [string, string]);
+    assert.deepEqual(allowed, {
+      ok: true,
+      answer: "hello from the model",
+      remaining: "9",
+      content: "hello from the model",
+      done: true,
+      chunks: allowed.chunks,
+    });
+    assert.ok((allowed.chunks ?? 0) >= 1);
+
+    const served = s.fake().chats.length;
+    await page.goto(`http://127.0.0.1:${port}/`);
+    const refused = await page.evaluate(callGateway, [s.gw.url, key] as [string, string]);
+    assert.equal(refused.ok, false);
+    assert.match(refused.error ?? "", /TypeError: Failed to fetch/);
+    assert.equal(s.fake().chats.length, served, "the key's domain list refused it before any backend");
+    await context.close();
+  } finally {
+    await chrome.close();
+    await pages.shutdown();
+  }
+});
