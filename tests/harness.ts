@@ -48,7 +48,7 @@ export class TestGateway {
     const kv = await Deno.openKv(":memory:");
     const usage: UsageRecord[] = [];
     const config = defaultConfig({ reloadIntervalMs: 50, ...options.config });
-    const view = await StoreView.open(kv, config.reloadIntervalMs);
+    const view = await StoreView.open(kv, config.reloadIntervalMs, options.now ?? Date.now);
     const metered = meteredServices(kv, config, view, (e) => console.error("test ledger:", e));
     const routing = routingServices(config, view, globalThis.fetch, options.now);
     if (options.probe) routing.prober.start();

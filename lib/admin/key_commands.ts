@@ -3,13 +3,16 @@
  * afterwards the store holds its digest, which no command prints either (it would let anyone holding the
  * output forge a lookup into the authentication index).
  */
-import { createKey, getKey, listKeys, revokeKey, updateKey } from "../store/keys.ts";
+import { createKey, getKey, listKeys, revokeKey, rotateKey, updateKey } from "../store/keys.ts";
 import { basePolicy, type KeyRecord } from "../store/records.ts";
 import type { CommandContext, CommandResult, Noun } from "./command.ts";
 import { type FlagReader, modelTag, UsageError } from "./flags.ts";
 import { applyPatch, spreadable } from "./patch.ts";
 import { fields, table } from "./output.ts";
 import { checkDefaults, KEY_CREATE_FLAGS, KEY_UPDATE_FLAGS, keyPatch } from "./key_flags.ts";
+import { durationMs } from "./duration.ts";
+
+const DEFAULT_GRACE = "24h";
 
 export type KeyStatus = "active" | "expired" | "revoked";
 
@@ -18,9 +21,15 @@ export function keyStatus(key: KeyRecord, now: Date): KeyStatus {
   return key.expiresAt !== undefined && Date.parse(key.expiresAt) <= now.getTime() ? "expired" : "active";
 }
 
+/** The key as printed and audited: no digest, and of a previous secret only its hint and end of grace. */
+export function keyView(key: KeyRecord): Record<string, unknown> {
+  const { digest: _digest, previous, ...shown } = key;
+  if (!previous) return shown;
+  return { ...shown, previousHint: previous.hint, previousValidUntil: previous.validUntil };
+}
+
 export function keyJson(key: KeyRecord, now: Date): Record<string, unknown> {
-  const { digest: _digest, ...shown } = key;
-  return { ...shown, status: keyStatus(key, now) };
+  return { ...keyView(key), status: keyStatus(key, now) };
 }
 
 function keyFields(key: KeyRecord, now: Date): string {
@@ -51,6 +60,9 @@ function keyFields(key: KeyRecord, now: Date): string {
     ["createdAt", key.createdAt],
     ["updatedAt", key.updatedAt],
     ["revokedAt", key.revokedAt],
+    ["rotatedAt", key.rotatedAt],
+    ["previousHint", key.previous?.hint],
+    ["previousValidUntil", key.previous?.validUntil],
   ]);
 }
 
@@ -74,7 +86,34 @@ async function create(ctx: CommandContext, flags: FlagReader): Promise<CommandRe
     "",
     keyFields(record, now),
   ].join("\n");
-  return { json: { id: record.id, key: secret, ...keyJson(record, now) }, human };
+  return {
+    json: { id: record.id, key: secret, ...keyJson(record, now) },
+    human,
+    audit: { target: record.id, after: keyView(record) },
+  };
+}
+
+async function rotate(ctx: CommandContext, flags: FlagReader, id: string): Promise<CommandResult> {
+  const graceMs = durationMs("grace", flags.string("grace") ?? DEFAULT_GRACE);
+  const before = await getKey(ctx.kv, id);
+  const now = ctx.now();
+  const { record, secret } = await rotateKey(ctx.kv, id, graceMs, now);
+  const until = record.previous?.validUntil ?? now.toISOString();
+  const human = [
+    `Rotated key ${id}.`,
+    "",
+    `    ${secret}`,
+    "",
+    "Copy this key now: it is not stored and will not be shown again.",
+    graceMs > 0
+      ? `The previous secret keeps working until ${until}.`
+      : "The previous secret no longer works.",
+  ].join("\n");
+  return {
+    json: { id, key: secret, previousValidUntil: until },
+    human,
+    audit: { target: id, before: keyView(before), after: keyView(record) },
+  };
 }
 
 async function update(ctx: CommandContext, flags: FlagReader, id: string): Promise<CommandResult> {
@@ -83,7 +122,12 @@ async function update(ctx: CommandContext, flags: FlagReader, id: string): Promi
   checkDefaults(applyPatch(await getKey(ctx.kv, id), patch));
   await ctx.catalog.requireKeyRefs({ cluster: patch.cluster ?? undefined, user: patch.user ?? undefined });
   const now = ctx.now();
-  return one(await updateKey(ctx.kv, id, spreadable(patch), now), now, `Updated key ${id}.`);
+  const before = await getKey(ctx.kv, id);
+  const after = await updateKey(ctx.kv, id, spreadable(patch), now);
+  return {
+    ...one(after, now, `Updated key ${id}.`),
+    audit: { target: id, before: keyView(before), after: keyView(after) },
+  };
 }
 
 async function list(ctx: CommandContext): Promise<CommandResult> {
@@ -112,7 +156,13 @@ export const KEY_VERBS: Noun = {
     operand: "ID",
     async run(ctx, _flags, id) {
       const now = ctx.now();
-      return one(await revokeKey(ctx.kv, id, now), now, `Revoked key ${id}.`);
+      const before = await getKey(ctx.kv, id);
+      const after = await revokeKey(ctx.kv, id, now);
+      return {
+        ...one(after, now, `Revoked key ${id}.`),
+        audit: { target: id, before: keyView(before), after: keyView(after) },
+      };
     },
   },
+  rotate: { flags: { grace: { type: "string" } }, operand: "ID", run: rotate },
 };
