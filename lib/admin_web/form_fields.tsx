@@ -1,0 +1,109 @@
+/**
+ * @module The admin page's form controls. Each field is named after the CLI flag it stands for (see
+ * `console_form.ts`); in an edit form it also carries the value it showed, so the server can tell what the
+ * admin changed.
+ */
+import type { ComponentChildren } from "preact";
+
+export interface FieldProps {
+  label: string;
+  name: string;
+  value?: string | number;
+  /** An edit form: the shown value is sent back as `was:NAME`. */
+  edit?: boolean;
+  type?: "text" | "password";
+  placeholder?: string;
+}
+
+const text = (value: string | number | undefined) => value === undefined ? "" : String(value);
+
+function Was(props: { name: string; value: string; edit?: boolean }) {
+  return props.edit ? <input type="hidden" name={`was:${props.name}`} value={props.value} /> : null;
+}
+
+export function Field(props: FieldProps) {
+  const common = { name: props.name, placeholder: props.placeholder, autocomplete: "off" };
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      {props.type === "password"
+        ? <input type="password" {...common} />
+        : <input type="text" value={text(props.value)} {...common} />}
+      <Was name={props.name} value={text(props.value)} edit={props.edit} />
+    </label>
+  );
+}
+
+export function ListField(props: Omit<FieldProps, "value" | "type"> & { values?: string[] }) {
+  const value = (props.values ?? []).join("\n");
+  return (
+    <label class="field wide">
+      <span>{props.label}</span>
+      <textarea name={props.name} rows={2} placeholder={props.placeholder}>{value}</textarea>
+      <Was name={props.name} value={value} edit={props.edit} />
+    </label>
+  );
+}
+
+export function TextArea(props: Omit<FieldProps, "type">) {
+  return (
+    <label class="field wide">
+      <span>{props.label}</span>
+      <textarea name={props.name} rows={3} placeholder={props.placeholder}>{text(props.value)}</textarea>
+      <Was name={props.name} value={text(props.value)} edit={props.edit} />
+    </label>
+  );
+}
+
+/** The hidden `off` goes first: a ticked box sends `off` then `on`, and the last value wins. */
+export function Check(props: { label: string; name: string; checked?: boolean; edit?: boolean }) {
+  return (
+    <label class="check">
+      <input type="hidden" name={props.name} value="off" />
+      <input type="checkbox" name={props.name} value="on" checked={props.checked} />
+      <span>{props.label}</span>
+      <Was name={props.name} value={props.checked ? "on" : "off"} edit={props.edit} />
+    </label>
+  );
+}
+
+export function Select(props: FieldProps & { options: string[]; blank?: string }) {
+  const value = text(props.value);
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <select name={props.name}>
+        {props.blank !== undefined ? <option value="">{props.blank}</option> : null}
+        {props.options.map((option) => (
+          <option key={option} value={option} selected={option === value}>{option}</option>
+        ))}
+      </select>
+      <Was name={props.name} value={value} edit={props.edit} />
+    </label>
+  );
+}
+
+/** Where each noun's forms post: the page of its section, which answers with that page again. */
+export const SECTION_PATH: Record<string, string> = {
+  key: "/admin/keys",
+  server: "/admin/servers",
+  cluster: "/admin/servers",
+  user: "/admin/users",
+};
+
+/**
+ * A form running one admin command (`key.rotate`), with the session's form token and the record it acts on.
+ */
+export function ActionForm(
+  props: { command: string; csrf: string; target?: string; children: ComponentChildren; class?: string },
+) {
+  const action = SECTION_PATH[props.command.split(".")[0]];
+  return (
+    <form method="post" action={action} class={props.class ?? "action"} data-command={props.command}>
+      <input type="hidden" name="csrf" value={props.csrf} />
+      <input type="hidden" name="do" value={props.command} />
+      {props.target !== undefined ? <input type="hidden" name="target" value={props.target} /> : null}
+      {props.children}
+    </form>
+  );
+}
