@@ -10,6 +10,7 @@ import { readForm, sameOrigin } from "./form_post.ts";
 import { adminServices, refusal } from "./services.ts";
 import { liveFeed } from "./live_feed.ts";
 import { adminPage, closedPage, htmlResponse, loginPage } from "./pages.tsx";
+import { usageCharts } from "./chart_panel.tsx";
 
 /** A login form holds one token; anything longer is not a login. */
 const MAX_FORM_BYTES = 4096;
@@ -38,7 +39,10 @@ export async function showPage(request: Request, deps: Deps): Promise<Response> 
   const access = admin.gate.check(request);
   if (access === "closed") return htmlResponse(closedPage(), 403);
   if (access === "unauthenticated") return htmlResponse(loginPage(), 401);
-  return htmlResponse(adminPage(admin.health(), await admin.usage.view()));
+  const scope = new URL(request.url).searchParams.get("scope") ?? "all";
+  return htmlResponse(
+    adminPage(admin.health(), await admin.usage.view(), await usageCharts(admin.series, scope, deps)),
+  );
 }
 
 export async function logIn(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
