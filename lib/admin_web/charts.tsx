@@ -7,7 +7,7 @@ import type { Point, Scope, Series } from "./usage_series.ts";
 
 const W = 480;
 const H = 150;
-const PAD = { left: 44, right: 6, top: 10, bottom: 22 };
+const PAD = { left: 44, right: 18, top: 10, bottom: 22 };
 
 /** 1, 2, 5, 10, 20, 50… at or above `max`, so the axis reads in round numbers. */
 function niceCeiling(max: number): number {
