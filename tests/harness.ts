@@ -28,10 +28,14 @@ export type ServerInput = Partial<Omit<ServerRecord, "createdAt" | "updatedAt">>
   url: string;
 };
 
+const CLOSE_GRACE_MS = 2_000;
+
 export class TestGateway {
   readonly catalog: Catalog;
 
   #server!: Deno.HttpServer<Deno.NetAddr>;
+  /** Ends what is still streaming when closing, as the gateway's own listener does at shutdown. */
+  readonly #closing = new AbortController();
 
   private constructor(
     readonly kv: Deno.Kv,
@@ -75,7 +79,11 @@ export class TestGateway {
     const app = buildApp(deps, manifest);
     gw.#server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }),
+      (req, info) =>
+        app.fetch(req, {
+          remoteAddr: info.remoteAddr,
+          signal: AbortSignal.any([req.signal, gw.#closing.signal]),
+        }),
     );
     return gw;
   }
@@ -116,7 +124,17 @@ export class TestGateway {
   }
 
   async close(): Promise<void> {
-    await this.#server.shutdown();
+    // Requests get a moment to finish; an endless one (the admin feed, whose client may have left without the
+    // server noticing yet) is then ended instead of holding the shutdown forever.
+    const finished = this.#server.shutdown();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = await Promise.race([
+      finished.then(() => false),
+      new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(true), CLOSE_GRACE_MS)),
+    ]);
+    clearTimeout(timer);
+    if (late) this.#closing.abort();
+    await finished;
     await closeDeps(this.deps);
     await this.ledger.close();
     this.kv.close();

@@ -22,12 +22,13 @@ function Was(props: { name: string; value: string; edit?: boolean }) {
 }
 
 export function Field(props: FieldProps) {
+  // "new-password": browsers ignore "off" on password fields and would fill in the saved admin token.
   const common = { name: props.name, placeholder: props.placeholder, autocomplete: "off" };
   return (
     <label class="field">
       <span>{props.label}</span>
       {props.type === "password"
-        ? <input type="password" {...common} />
+        ? <input type="password" {...common} autocomplete="new-password" />
         : <input type="text" value={text(props.value)} {...common} />}
       <Was name={props.name} value={text(props.value)} edit={props.edit} />
     </label>
