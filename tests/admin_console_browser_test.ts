@@ -123,6 +123,21 @@ Deno.test("an admin manages keys and servers from the page", async () => {
     await Deno.mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: new URL("admin-console.png", ARTIFACTS).pathname, fullPage: true });
     await context.close();
+
+    // The forms are plain HTML: without JavaScript they work the same.
+    const plain = await chrome.browser.newContext({ javaScriptEnabled: false });
+    const bare = await plain.newPage();
+    await bare.goto(`${s.gw.url}/admin/users`);
+    await bare.fill("#token", ADMIN_TOKEN);
+    await bare.click("button[type=submit]");
+    await bare.goto(`${s.gw.url}/admin/users`);
+    await bare.fill('form[data-command="user.add"] input[name="name"]', "carol");
+    await bare.fill('form[data-command="user.add"] input[name="daily-tokens"]', "5000");
+    const added = await submit(bare, "user.add");
+    assert.equal(await added.textContent(), 'Added user "carol".');
+    assert.equal((await s.gw.catalog.users.get("carol")).dailyTokens, 5000);
+    assert.equal(await bare.locator('tr[data-user-row="carol"]').count(), 1);
+    await plain.close();
   } finally {
     await chrome.close();
   }
