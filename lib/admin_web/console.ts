@@ -88,7 +88,7 @@ export async function consolePost(
       : { kind: "done", text: result.human.split("\n", 1)[0] };
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof RecordError)) throw error;
-    notice = { kind: "error", text: error.message.split("\n", 1)[0] };
+    notice = { kind: "error", text: error.message.split("\n", 1)[0], form };
     status = error instanceof UsageError ? 422 : 409;
   }
   return htmlResponse(await sectionPage(section, request, deps, notice), status);

@@ -3,7 +3,18 @@
  * `console_form.ts`); in an edit form it also carries the value it showed, so the server can tell what the
  * admin changed.
  */
-import type { ComponentChildren } from "preact";
+import { type ComponentChildren, createContext } from "preact";
+import { useContext } from "preact/hooks";
+
+/** The form just refused, so the answer page shows what the admin typed there instead of losing it. */
+export const RefusedForm = createContext<URLSearchParams | undefined>(undefined);
+/** Set inside the refused form itself: its fields show the draft instead of the stored values. */
+const Draft = createContext<URLSearchParams | undefined>(undefined);
+
+function drafted(name: string, shown: string): string {
+  const draft = useContext(Draft);
+  return draft ? draft.getAll(name).join("\n") : shown;
+}
 
 export interface FieldProps {
   label: string;
@@ -29,7 +40,7 @@ export function Field(props: FieldProps) {
       <span>{props.label}</span>
       {props.type === "password"
         ? <input type="password" {...common} autocomplete="new-password" />
-        : <input type="text" value={text(props.value)} {...common} />}
+        : <input type="text" value={drafted(props.name, text(props.value))} {...common} />}
       <Was name={props.name} value={text(props.value)} edit={props.edit} />
     </label>
   );
@@ -40,7 +51,9 @@ export function ListField(props: Omit<FieldProps, "value" | "type"> & { values?:
   return (
     <label class="field wide">
       <span>{props.label}</span>
-      <textarea name={props.name} rows={2} placeholder={props.placeholder}>{value}</textarea>
+      <textarea name={props.name} rows={2} placeholder={props.placeholder}>
+        {drafted(props.name, value)}
+      </textarea>
       <Was name={props.name} value={value} edit={props.edit} />
     </label>
   );
@@ -50,7 +63,9 @@ export function TextArea(props: Omit<FieldProps, "type">) {
   return (
     <label class="field wide">
       <span>{props.label}</span>
-      <textarea name={props.name} rows={3} placeholder={props.placeholder}>{text(props.value)}</textarea>
+      <textarea name={props.name} rows={3} placeholder={props.placeholder}>
+        {drafted(props.name, text(props.value))}
+      </textarea>
       <Was name={props.name} value={text(props.value)} edit={props.edit} />
     </label>
   );
@@ -58,10 +73,12 @@ export function TextArea(props: Omit<FieldProps, "type">) {
 
 /** The hidden `off` goes first: a ticked box sends `off` then `on`, and the last value wins. */
 export function Check(props: { label: string; name: string; checked?: boolean; edit?: boolean }) {
+  const draft = useContext(Draft);
+  const checked = draft ? draft.getAll(props.name).at(-1) === "on" : props.checked;
   return (
     <label class="check">
       <input type="hidden" name={props.name} value="off" />
-      <input type="checkbox" name={props.name} value="on" checked={props.checked} />
+      <input type="checkbox" name={props.name} value="on" checked={checked} />
       <span>{props.label}</span>
       <Was name={props.name} value={props.checked ? "on" : "off"} edit={props.edit} />
     </label>
@@ -70,13 +87,14 @@ export function Check(props: { label: string; name: string; checked?: boolean; e
 
 export function Select(props: FieldProps & { options: string[]; blank?: string }) {
   const value = text(props.value);
+  const chosen = drafted(props.name, value);
   return (
     <label class="field">
       <span>{props.label}</span>
       <select name={props.name}>
         {props.blank !== undefined ? <option value="">{props.blank}</option> : null}
         {props.options.map((option) => (
-          <option key={option} value={option} selected={option === value}>{option}</option>
+          <option key={option} value={option} selected={option === chosen}>{option}</option>
         ))}
       </select>
       <Was name={props.name} value={value} edit={props.edit} />
@@ -99,12 +117,14 @@ export function ActionForm(
   props: { command: string; csrf: string; target?: string; children: ComponentChildren; class?: string },
 ) {
   const action = SECTION_PATH[props.command.split(".")[0]];
+  const refused = useContext(RefusedForm);
+  const mine = refused?.get("do") === props.command && (refused.get("target") ?? undefined) === props.target;
   return (
     <form method="post" action={action} class={props.class ?? "action"} data-command={props.command}>
       <input type="hidden" name="csrf" value={props.csrf} />
       <input type="hidden" name="do" value={props.command} />
       {props.target !== undefined ? <input type="hidden" name="target" value={props.target} /> : null}
-      {props.children}
+      <Draft.Provider value={mine ? refused : undefined}>{props.children}</Draft.Provider>
     </form>
   );
 }

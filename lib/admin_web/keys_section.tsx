@@ -68,7 +68,7 @@ function KeyRow(props: { k: KeyRecord; now: Date; csrf: string; clusters: string
   return (
     <tr data-key={k.id} data-status={status}>
       <td>
-        <code>{k.id}</code>
+        <code>{k.id}</code> <a href={`/admin?scope=key:${k.id}`}>usage</a>
         <div class="muted">{k.name ?? ""} {k.hint}</div>
       </td>
       <td>

@@ -7,6 +7,7 @@ import type { VNode } from "preact";
 import CopySecret from "../../islands/CopySecret.tsx";
 import type { Deps } from "../deps.ts";
 import { Island } from "./island.tsx";
+import { RefusedForm } from "./form_fields.tsx";
 import { Document, TopBar } from "./pages.tsx";
 import { adminServices } from "./services.ts";
 import { keysSection } from "./keys_section.tsx";
@@ -18,7 +19,7 @@ export type Section = "keys" | "servers" | "users" | "audit";
 
 export type Notice =
   | { kind: "done"; text: string }
-  | { kind: "error"; text: string }
+  | { kind: "error"; text: string; form?: URLSearchParams }
   | { kind: "secret"; text: string; secret: string; until?: string };
 
 /** What a section renders from: the store, the clock and the session's form token. */
@@ -75,7 +76,9 @@ export async function sectionPage(
       <TopBar current={`/admin/${section}`} />
       <main>
         {notice ? <NoticeBox notice={notice} /> : null}
-        {body}
+        <RefusedForm.Provider value={notice?.kind === "error" ? notice.form : undefined}>
+          {body}
+        </RefusedForm.Provider>
       </main>
     </Document>
   );

@@ -23,7 +23,9 @@ function UserRow(props: { u: UserRecord; csrf: string }) {
   const { u, csrf } = props;
   return (
     <tr data-user-row={u.name}>
-      <td>{u.name}</td>
+      <td>
+        {u.name} <a href={`/admin?scope=user:${encodeURIComponent(u.name)}`}>usage</a>
+      </td>
       <td class="num">{quota(u.dailyTokens)}</td>
       <td class="num">{quota(u.weeklyTokens)}</td>
       <td class="num">{quota(u.monthlyTokens)}</td>
