@@ -7,15 +7,6 @@ import type { CommandContext, CommandResult, Noun } from "./command.ts";
 import { type FlagReader, NONE, recordName, UsageError } from "./flags.ts";
 import { fields, table } from "./output.ts";
 
-/** The result of a change to a cluster, with its before/after for the audit trail. */
-function changed(before: ClusterRecord | undefined, after: ClusterRecord | undefined, headline: string) {
-  const shown = (after ?? before)!;
-  return {
-    ...one(shown, headline),
-    audit: { target: shown.name, before: before && { ...before }, after: after && { ...after } },
-  };
-}
-
 function one(cluster: ClusterRecord, headline: string): CommandResult {
   const body = fields([
     ["name", cluster.name],
@@ -40,7 +31,7 @@ async function add(ctx: CommandContext, flags: FlagReader): Promise<CommandResul
     (op) => ctx.catalog.requireServers(op, servers),
     ctx.now(),
   );
-  return changed(undefined, cluster, `Added cluster ${JSON.stringify(name)}.`);
+  return one(cluster, `Added cluster ${JSON.stringify(name)}.`);
 }
 
 async function update(ctx: CommandContext, flags: FlagReader, name: string): Promise<CommandResult> {
@@ -50,14 +41,13 @@ async function update(ctx: CommandContext, flags: FlagReader, name: string): Pro
     throw new UsageError(`nothing to change; give --server NAME… (or --server ${NONE} to empty the cluster)`);
   }
   const servers = members(given);
-  const before = await ctx.catalog.clusters.get(name);
   const cluster = await ctx.catalog.clusters.update(
     name,
     (c) => ({ ...c, servers }),
     (op) => ctx.catalog.requireServers(op, servers),
     ctx.now(),
   );
-  return changed(before, cluster, `Updated cluster ${JSON.stringify(name)}.`);
+  return one(cluster, `Updated cluster ${JSON.stringify(name)}.`);
 }
 
 export const CLUSTER_VERBS: Noun = {
@@ -77,11 +67,7 @@ export const CLUSTER_VERBS: Noun = {
     flags: {},
     operand: "NAME",
     async run(ctx, _flags, name) {
-      return changed(
-        await ctx.catalog.removeCluster(name),
-        undefined,
-        `Removed cluster ${JSON.stringify(name)}.`,
-      );
+      return one(await ctx.catalog.removeCluster(name), `Removed cluster ${JSON.stringify(name)}.`);
     },
   },
 };

@@ -2,7 +2,6 @@
  * @module The shape every admin verb has, so `cli.ts` can parse, dispatch and print for all nouns in one
  * place and the noun modules only decide what a verb does to the store.
  */
-import type { AuditChange } from "../audit/mod.ts";
 import type { Catalog } from "../store/catalog.ts";
 import type { FlagReader } from "./flags.ts";
 
@@ -18,8 +17,6 @@ export interface CommandContext {
 export interface CommandResult {
   json: unknown;
   human: string;
-  /** Present when the verb changed the store: what goes into the audit trail. */
-  audit?: AuditChange;
 }
 
 export interface Verb {

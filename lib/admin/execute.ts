@@ -3,14 +3,17 @@
  * admin page parses a form into the same flags, and both come here, so a change is validated by the same
  * code, refused with the same message and recorded in the audit trail the same way.
  */
-import { type Actor, recordAudit } from "../audit/mod.ts";
+import type { Actor } from "../audit/mod.ts";
+import { auditingStore, type Describe } from "../audit/capture.ts";
 import { Catalog } from "../store/catalog.ts";
+import { KV_KEYS } from "../store/kv.ts";
+import type { KeyRecord, ServerRecord } from "../store/records.ts";
 import type { CommandContext, CommandResult, Noun, Verb } from "./command.ts";
 import type { FlagReader } from "./flags.ts";
-import { SERVER_VERBS } from "./server_commands.ts";
+import { SERVER_VERBS, serverJson } from "./server_commands.ts";
 import { CLUSTER_VERBS } from "./cluster_commands.ts";
 import { USER_VERBS } from "./user_commands.ts";
-import { KEY_VERBS } from "./key_commands.ts";
+import { KEY_VERBS, keyView } from "./key_commands.ts";
 
 export const NOUNS: Record<string, Noun> = {
   server: SERVER_VERBS,
@@ -23,19 +26,25 @@ export function commandContext(kv: Deno.Kv, now: () => Date): CommandContext {
   return { kv, catalog: new Catalog(kv), now };
 }
 
-/** Runs `verb` and, when it changed something, records the change as `action` by `actor`. */
-export async function execute(
+/** The records the trail follows, as the CLI prints them: no digest, no server API key. */
+const describe: Describe = (key, value) => {
+  const [prefix, name, ...rest] = key;
+  if (rest.length || typeof name !== "string" || value === null || typeof value !== "object") {
+    return undefined;
+  }
+  if (prefix === KV_KEYS.keys) return { target: name, view: keyView(value as KeyRecord) };
+  if (prefix === KV_KEYS.servers) return { target: name, view: serverJson(value as ServerRecord) };
+  if (prefix === KV_KEYS.clusters || prefix === KV_KEYS.users) {
+    return { target: name, view: { ...value as Record<string, unknown> } };
+  }
+  return undefined;
+};
+
+/** Runs `verb`; the write it makes, if any, carries its audit entry (`action` by `actor`) in the same commit. */
+export function execute(
   ctx: CommandContext,
   call: { action: string; verb: Verb; flags: FlagReader; operand: string; actor: Actor },
 ): Promise<CommandResult> {
-  const result = await call.verb.run(ctx, call.flags, call.operand);
-  if (result.audit) {
-    await recordAudit(ctx.kv, {
-      time: ctx.now(),
-      actor: call.actor,
-      action: call.action,
-      change: result.audit,
-    });
-  }
-  return result;
+  const kv = auditingStore(ctx.kv, describe, { time: ctx.now, actor: call.actor, action: call.action });
+  return call.verb.run(commandContext(kv, ctx.now), call.flags, call.operand);
 }

@@ -86,16 +86,11 @@ async function create(ctx: CommandContext, flags: FlagReader): Promise<CommandRe
     "",
     keyFields(record, now),
   ].join("\n");
-  return {
-    json: { id: record.id, key: secret, ...keyJson(record, now) },
-    human,
-    audit: { target: record.id, after: keyView(record) },
-  };
+  return { json: { id: record.id, key: secret, ...keyJson(record, now) }, human };
 }
 
 async function rotate(ctx: CommandContext, flags: FlagReader, id: string): Promise<CommandResult> {
   const graceMs = durationMs("grace", flags.string("grace") ?? DEFAULT_GRACE);
-  const before = await getKey(ctx.kv, id);
   const now = ctx.now();
   const { record, secret } = await rotateKey(ctx.kv, id, graceMs, now);
   const until = record.previous?.validUntil ?? now.toISOString();
@@ -109,11 +104,7 @@ async function rotate(ctx: CommandContext, flags: FlagReader, id: string): Promi
       ? `The previous secret keeps working until ${until}.`
       : "The previous secret no longer works.",
   ].join("\n");
-  return {
-    json: { id, key: secret, previousValidUntil: until },
-    human,
-    audit: { target: id, before: keyView(before), after: keyView(record) },
-  };
+  return { json: { id, key: secret, previousValidUntil: until }, human };
 }
 
 async function update(ctx: CommandContext, flags: FlagReader, id: string): Promise<CommandResult> {
@@ -122,12 +113,7 @@ async function update(ctx: CommandContext, flags: FlagReader, id: string): Promi
   checkDefaults(applyPatch(await getKey(ctx.kv, id), patch));
   await ctx.catalog.requireKeyRefs({ cluster: patch.cluster ?? undefined, user: patch.user ?? undefined });
   const now = ctx.now();
-  const before = await getKey(ctx.kv, id);
-  const after = await updateKey(ctx.kv, id, spreadable(patch), now);
-  return {
-    ...one(after, now, `Updated key ${id}.`),
-    audit: { target: id, before: keyView(before), after: keyView(after) },
-  };
+  return one(await updateKey(ctx.kv, id, spreadable(patch), now), now, `Updated key ${id}.`);
 }
 
 async function list(ctx: CommandContext): Promise<CommandResult> {
@@ -156,12 +142,7 @@ export const KEY_VERBS: Noun = {
     operand: "ID",
     async run(ctx, _flags, id) {
       const now = ctx.now();
-      const before = await getKey(ctx.kv, id);
-      const after = await revokeKey(ctx.kv, id, now);
-      return {
-        ...one(after, now, `Revoked key ${id}.`),
-        audit: { target: id, before: keyView(before), after: keyView(after) },
-      };
+      return one(await revokeKey(ctx.kv, id, now), now, `Revoked key ${id}.`);
     },
   },
   rotate: { flags: { grace: { type: "string" } }, operand: "ID", run: rotate },

@@ -41,26 +41,12 @@ function one(server: ServerRecord, headline?: string): CommandResult {
   return { json: serverJson(server), human: headline ? `${headline}\n${body}` : body };
 }
 
-/** A change's result: the server as printed, and its before/after for the audit trail (no API key). */
-function changed(before: ServerRecord | undefined, after: ServerRecord | undefined, headline: string) {
-  const shown = (after ?? before)!;
-  return {
-    ...one(shown, headline),
-    audit: {
-      target: shown.name,
-      before: before && serverJson(before),
-      after: after && serverJson(after),
-    },
-  };
-}
-
 const setEnabled = (enabled: boolean): Verb => ({
   flags: {},
   operand: "NAME",
   async run(ctx, _flags, name) {
-    const before = await ctx.catalog.servers.get(name);
     const server = await ctx.catalog.servers.update(name, (s) => ({ ...s, enabled }), undefined, ctx.now());
-    return changed(before, server, `Server ${JSON.stringify(name)} ${enabled ? "enabled" : "disabled"}.`);
+    return one(server, `Server ${JSON.stringify(name)} ${enabled ? "enabled" : "disabled"}.`);
   },
 });
 
@@ -70,15 +56,14 @@ async function add(ctx: CommandContext, flags: FlagReader): Promise<CommandResul
   const models = servedModels(flags.list("model") ?? []);
   const fresh: NewServer = { name, url, models, kind: "ollama", weight: 1, enabled: true };
   const server = await ctx.catalog.servers.add(applyPatch(fresh, serverPatch(flags)), undefined, ctx.now());
-  return changed(undefined, server, `Added server ${JSON.stringify(name)}.`);
+  return one(server, `Added server ${JSON.stringify(name)}.`);
 }
 
 async function update(ctx: CommandContext, flags: FlagReader, name: string): Promise<CommandResult> {
   if (!flags.anyGiven()) throw new UsageError("nothing to change; give at least one flag");
   const patch = serverPatch(flags);
-  const before = await ctx.catalog.servers.get(name);
   const server = await ctx.catalog.servers.update(name, (s) => applyPatch(s, patch), undefined, ctx.now());
-  return changed(before, server, `Updated server ${JSON.stringify(name)}.`);
+  return one(server, `Updated server ${JSON.stringify(name)}.`);
 }
 
 export const SERVER_VERBS: Noun = {
@@ -115,11 +100,7 @@ export const SERVER_VERBS: Noun = {
     flags: {},
     operand: "NAME",
     async run(ctx, _flags, name) {
-      return changed(
-        await ctx.catalog.removeServer(name),
-        undefined,
-        `Removed server ${JSON.stringify(name)}.`,
-      );
+      return one(await ctx.catalog.removeServer(name), `Removed server ${JSON.stringify(name)}.`);
     },
   },
 };

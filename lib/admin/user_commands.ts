@@ -22,15 +22,6 @@ export function quotaPatch(flags: FlagReader): Patch<UserRecord> {
   };
 }
 
-/** The result of a change to a user, with its before/after for the audit trail. */
-function changed(before: UserRecord | undefined, after: UserRecord | undefined, headline: string) {
-  const shown = (after ?? before)!;
-  return {
-    ...one(shown, headline),
-    audit: { target: shown.name, before: before && { ...before }, after: after && { ...after } },
-  };
-}
-
 function one(user: UserRecord, headline: string): CommandResult {
   const body = fields([
     ["name", user.name],
@@ -47,15 +38,14 @@ async function add(ctx: CommandContext, flags: FlagReader): Promise<CommandResul
   const name = recordName("name", flags.required("name"));
   const fresh: Omit<UserRecord, "createdAt" | "updatedAt"> = { name };
   const user = await ctx.catalog.users.add(applyPatch(fresh, quotaPatch(flags)), undefined, ctx.now());
-  return changed(undefined, user, `Added user ${JSON.stringify(name)}.`);
+  return one(user, `Added user ${JSON.stringify(name)}.`);
 }
 
 async function update(ctx: CommandContext, flags: FlagReader, name: string): Promise<CommandResult> {
   if (!flags.anyGiven()) throw new UsageError("nothing to change; give at least one flag");
   const patch = quotaPatch(flags);
-  const before = await ctx.catalog.users.get(name);
   const user = await ctx.catalog.users.update(name, (u) => applyPatch(u, patch), undefined, ctx.now());
-  return changed(before, user, `Updated user ${JSON.stringify(name)}.`);
+  return one(user, `Updated user ${JSON.stringify(name)}.`);
 }
 
 export const USER_VERBS: Noun = {
@@ -76,7 +66,7 @@ export const USER_VERBS: Noun = {
     flags: {},
     operand: "NAME",
     async run(ctx, _flags, name) {
-      return changed(await ctx.catalog.removeUser(name), undefined, `Removed user ${JSON.stringify(name)}.`);
+      return one(await ctx.catalog.removeUser(name), `Removed user ${JSON.stringify(name)}.`);
     },
   },
 };

@@ -3,8 +3,6 @@
  * ["audit", ulid] so the store lists them in time order. Records hold the changed fields before and after,
  * taken from the records' printable views, which never contain a secret or a digest.
  */
-import { monotonicFactory } from "ulid";
-
 export const AUDIT_PREFIX = "audit";
 
 /** Where a change came from: the CLI, or a page session (a tag derived from its cookie, and the address). */
@@ -29,13 +27,6 @@ export interface AuditRecord {
   changes: Record<string, FieldChange>;
 }
 
-/** What a command reports about the record it changed: printable views, secrets already removed. */
-export interface AuditChange {
-  target: string;
-  before?: Record<string, unknown>;
-  after?: Record<string, unknown>;
-}
-
 /** Bookkeeping stamps change on every write and say nothing the record's time does not. */
 const IGNORED = new Set(["createdAt", "updatedAt"]);
 
@@ -48,24 +39,6 @@ export function fieldChanges(before = {} as Record<string, unknown>, after = {} 
     changes[field] = { ...(b === undefined ? {} : { before: b }), ...(a === undefined ? {} : { after: a }) };
   }
   return changes;
-}
-
-const nextId = monotonicFactory();
-
-export async function recordAudit(
-  kv: Deno.Kv,
-  entry: { time: Date; actor: Actor; action: string; change: AuditChange },
-): Promise<AuditRecord> {
-  const record: AuditRecord = {
-    id: nextId(entry.time.getTime()),
-    time: entry.time.toISOString(),
-    actor: entry.actor,
-    action: entry.action,
-    target: entry.change.target,
-    changes: fieldChanges(entry.change.before, entry.change.after),
-  };
-  await kv.set([AUDIT_PREFIX, record.id], record);
-  return record;
 }
 
 /** Newest first, at most `limit`, none before `since`. */
