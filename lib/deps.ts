@@ -77,7 +77,7 @@ export function routingServices(config: Config, view: StoreView, fetcher: typeof
 }
 
 export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDeps> {
-  const view = await StoreView.open(kv, config.reloadIntervalMs);
+  const view = await StoreView.open(kv, config.reloadIntervalMs, Date.now);
   const routing = routingServices(config, view, globalThis.fetch);
   routing.prober.start();
   return {

@@ -28,10 +28,14 @@ export type ServerInput = Partial<Omit<ServerRecord, "createdAt" | "updatedAt">>
   url: string;
 };
 
+const CLOSE_GRACE_MS = 2_000;
+
 export class TestGateway {
   readonly catalog: Catalog;
 
   #server!: Deno.HttpServer<Deno.NetAddr>;
+  /** Ends what is still streaming when closing, as the gateway's own listener does at shutdown. */
+  readonly #closing = new AbortController();
 
   private constructor(
     readonly kv: Deno.Kv,
@@ -48,7 +52,7 @@ export class TestGateway {
     const kv = await Deno.openKv(":memory:");
     const usage: UsageRecord[] = [];
     const config = defaultConfig({ reloadIntervalMs: 50, ...options.config });
-    const view = await StoreView.open(kv, config.reloadIntervalMs);
+    const view = await StoreView.open(kv, config.reloadIntervalMs, options.now ?? Date.now);
     const metered = meteredServices(kv, config, view, (e) => console.error("test ledger:", e));
     const routing = routingServices(config, view, globalThis.fetch, options.now);
     if (options.probe) routing.prober.start();
@@ -75,7 +79,11 @@ export class TestGateway {
     const app = buildApp(deps, manifest);
     gw.#server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }),
+      (req, info) =>
+        app.fetch(req, {
+          remoteAddr: info.remoteAddr,
+          signal: AbortSignal.any([req.signal, gw.#closing.signal]),
+        }),
     );
     return gw;
   }
@@ -116,7 +124,17 @@ export class TestGateway {
   }
 
   async close(): Promise<void> {
-    await this.#server.shutdown();
+    // Requests get a moment to finish; an endless one (the admin feed, whose client may have left without the
+    // server noticing yet) is then ended instead of holding the shutdown forever.
+    const finished = this.#server.shutdown();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = await Promise.race([
+      finished.then(() => false),
+      new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(true), CLOSE_GRACE_MS)),
+    ]);
+    clearTimeout(timer);
+    if (late) this.#closing.abort();
+    await finished;
     await closeDeps(this.deps);
     await this.ledger.close();
     this.kv.close();

@@ -37,6 +37,10 @@ const ADMIN_PATHS = {
   "/admin/login": "POST",
   "/admin/logout": "POST",
   "/metrics": "GET",
+  "/admin/keys": "GET, POST",
+  "/admin/servers": "GET, POST",
+  "/admin/users": "GET, POST",
+  "/admin/audit": "GET",
 } as const;
 
 Deno.test("routes.gen.ts matches the files under routes/", async () => {

@@ -5,28 +5,19 @@
  * line, 1 for a refused change) hold for every verb alike.
  */
 import { parseArgs } from "node:util";
-import { Catalog } from "../store/catalog.ts";
 import { openStore } from "../store/kv.ts";
 import { RecordError } from "../store/record_error.ts";
 import type { Noun, Verb } from "./command.ts";
 import { FlagReader, UsageError } from "./flags.ts";
 import { parseArgsProblem } from "./parse_problem.ts";
-import { SERVER_VERBS } from "./server_commands.ts";
-import { CLUSTER_VERBS } from "./cluster_commands.ts";
-import { USER_VERBS } from "./user_commands.ts";
-import { KEY_VERBS } from "./key_commands.ts";
 import { USAGE_COMMAND } from "./usage_commands.ts";
-
-const NOUNS: Record<string, Noun> = {
-  server: SERVER_VERBS,
-  cluster: CLUSTER_VERBS,
-  user: USER_VERBS,
-  key: KEY_VERBS,
-};
+import { AUDIT_COMMAND } from "./audit_command.ts";
+import { commandContext, execute, NOUNS } from "./execute.ts";
 
 /** Commands that take no verb: the word after the command is already a flag. */
 const SINGLE_COMMANDS: Record<string, Verb> = {
   usage: USAGE_COMMAND,
+  audit: AUDIT_COMMAND,
 };
 
 export interface AdminIo {
@@ -73,8 +64,9 @@ export async function runAdmin(args: string[], io: AdminIo): Promise<number> {
     const verb = single ? command as Verb : choose(command as Noun, verbWord, "verb");
     if (!single) where += ` ${verbWord}`;
     const { flags, json, operand } = parse(verb, single ? args.slice(1) : rest);
-    const ctx = { kv: io.kv, catalog: new Catalog(io.kv), now: io.now ?? (() => new Date()) };
-    const result = await verb.run(ctx, flags, operand);
+    const ctx = commandContext(io.kv, io.now ?? (() => new Date()));
+    const action = single ? nounWord : `${nounWord}.${verbWord}`;
+    const result = await execute(ctx, { action, verb, flags, operand, actor: { kind: "cli" } });
     io.out(json ? JSON.stringify(result.json, null, 2) : result.human);
     return 0;
   } catch (error) {

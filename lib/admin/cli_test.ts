@@ -8,11 +8,11 @@ Deno.test("unknown or missing command and verb are usage errors", async () => {
   using admin = await AdminHarness.open();
   assert.equal(
     await admin.fails(2, "usages", "--json"),
-    'admin: unknown command "usages" (expected one of server, cluster, user, key, usage)',
+    'admin: unknown command "usages" (expected one of server, cluster, user, key, usage, audit)',
   );
   assert.match(
     await admin.fails(2),
-    /^admin: missing command \(expected one of server, cluster, user, key, usage\)$/,
+    /^admin: missing command \(expected one of server, cluster, user, key, usage, audit\)$/,
   );
   assert.match(await admin.fails(2, "server"), /^admin: server: missing verb \(expected one of add, list,/);
   assert.match(await admin.fails(2, "key", "delete"), /^admin: key: unknown verb "delete" \(expected one of/);

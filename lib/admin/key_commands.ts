@@ -3,13 +3,16 @@
  * afterwards the store holds its digest, which no command prints either (it would let anyone holding the
  * output forge a lookup into the authentication index).
  */
-import { createKey, getKey, listKeys, revokeKey, updateKey } from "../store/keys.ts";
+import { createKey, getKey, listKeys, revokeKey, rotateKey, updateKey } from "../store/keys.ts";
 import { basePolicy, type KeyRecord } from "../store/records.ts";
 import type { CommandContext, CommandResult, Noun } from "./command.ts";
 import { type FlagReader, modelTag, UsageError } from "./flags.ts";
 import { applyPatch, spreadable } from "./patch.ts";
 import { fields, table } from "./output.ts";
 import { checkDefaults, KEY_CREATE_FLAGS, KEY_UPDATE_FLAGS, keyPatch } from "./key_flags.ts";
+import { durationMs } from "./duration.ts";
+
+const DEFAULT_GRACE = "24h";
 
 export type KeyStatus = "active" | "expired" | "revoked";
 
@@ -18,9 +21,15 @@ export function keyStatus(key: KeyRecord, now: Date): KeyStatus {
   return key.expiresAt !== undefined && Date.parse(key.expiresAt) <= now.getTime() ? "expired" : "active";
 }
 
+/** The key as printed and audited: no digest, and of a previous secret only its hint and end of grace. */
+export function keyView(key: KeyRecord): Record<string, unknown> {
+  const { digest: _digest, previous, ...shown } = key;
+  if (!previous) return shown;
+  return { ...shown, previousHint: previous.hint, previousValidUntil: previous.validUntil };
+}
+
 export function keyJson(key: KeyRecord, now: Date): Record<string, unknown> {
-  const { digest: _digest, ...shown } = key;
-  return { ...shown, status: keyStatus(key, now) };
+  return { ...keyView(key), status: keyStatus(key, now) };
 }
 
 function keyFields(key: KeyRecord, now: Date): string {
@@ -51,6 +60,9 @@ function keyFields(key: KeyRecord, now: Date): string {
     ["createdAt", key.createdAt],
     ["updatedAt", key.updatedAt],
     ["revokedAt", key.revokedAt],
+    ["rotatedAt", key.rotatedAt],
+    ["previousHint", key.previous?.hint],
+    ["previousValidUntil", key.previous?.validUntil],
   ]);
 }
 
@@ -75,6 +87,24 @@ async function create(ctx: CommandContext, flags: FlagReader): Promise<CommandRe
     keyFields(record, now),
   ].join("\n");
   return { json: { id: record.id, key: secret, ...keyJson(record, now) }, human };
+}
+
+async function rotate(ctx: CommandContext, flags: FlagReader, id: string): Promise<CommandResult> {
+  const graceMs = durationMs("grace", flags.string("grace") ?? DEFAULT_GRACE);
+  const now = ctx.now();
+  const { record, secret } = await rotateKey(ctx.kv, id, graceMs, now);
+  const until = record.previous?.validUntil ?? now.toISOString();
+  const human = [
+    `Rotated key ${id}.`,
+    "",
+    `    ${secret}`,
+    "",
+    "Copy this key now: it is not stored and will not be shown again.",
+    graceMs > 0
+      ? `The previous secret keeps working until ${until}.`
+      : "The previous secret no longer works.",
+  ].join("\n");
+  return { json: { id, key: secret, previousValidUntil: until }, human };
 }
 
 async function update(ctx: CommandContext, flags: FlagReader, id: string): Promise<CommandResult> {
@@ -115,4 +145,5 @@ export const KEY_VERBS: Noun = {
       return one(await revokeKey(ctx.kv, id, now), now, `Revoked key ${id}.`);
     },
   },
+  rotate: { flags: { grace: { type: "string" } }, operand: "ID", run: rotate },
 };

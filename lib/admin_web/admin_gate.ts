@@ -5,6 +5,9 @@
  * Both comparisons run over fixed-length HMACs with a constant-time compare, so neither the token's length nor
  * its prefix leaks through timing. The cookie never holds the token: it holds an expiry and an HMAC of it
  * keyed by the token, so changing the token ends every session.
+ *
+ * Forms that change something carry a token derived from the session cookie the same way (an HMAC keyed by the
+ * admin token), so no session store is needed and another site, which cannot read the cookie, cannot forge it.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 
@@ -51,6 +54,32 @@ export class AdminGate {
     }
     const session = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
     return session !== undefined && this.#sessionValid(session) ? "ok" : "unauthenticated";
+  }
+
+  /** The form token of the request's session; empty for a bearer caller, whom no browser impersonates. */
+  formToken(request: Request): string {
+    const session = this.#session(request);
+    return session === undefined ? "" : mac(this.token!, `form:${session}`).toString("base64url");
+  }
+
+  /** Whether a form post carries its session's form token (always for a bearer caller). */
+  formTokenValid(request: Request, given: string): boolean {
+    if (request.headers.get("authorization")?.startsWith("Bearer ")) return true;
+    const expected = Buffer.from(this.formToken(request));
+    const actual = Buffer.from(given);
+    return expected.length > 0 && actual.length === expected.length && timingSafeEqual(actual, expected);
+  }
+
+  /** A short tag naming the session in the audit trail without revealing its cookie. */
+  sessionTag(request: Request): string {
+    const session = this.#session(request);
+    if (session === undefined) return "bearer";
+    return mac(this.token!, `tag:${session}`).toString("hex").slice(0, 8);
+  }
+
+  #session(request: Request): string | undefined {
+    if (!this.token) return undefined;
+    return cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
   }
 
   /** A `Set-Cookie` value opening a session; `Secure` when the page was reached over https. */

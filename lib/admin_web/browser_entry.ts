@@ -7,9 +7,10 @@ import { h, hydrate } from "preact";
 import type { ComponentType } from "preact";
 import ServerHealth from "../../islands/ServerHealth.tsx";
 import Usage from "../../islands/Usage.tsx";
+import CopySecret from "../../islands/CopySecret.tsx";
 
 // deno-lint-ignore no-explicit-any
-const ISLANDS: Record<string, ComponentType<any>> = { ServerHealth, Usage };
+const ISLANDS: Record<string, ComponentType<any>> = { ServerHealth, Usage, CopySecret };
 
 for (const el of document.querySelectorAll<HTMLElement>("[data-island]")) {
   const component = ISLANDS[el.dataset.island ?? ""];

@@ -6,10 +6,11 @@ import type { Deps } from "../deps.ts";
 import type { ClientInfo } from "../pipeline.ts";
 import { parseAddress, type RangeList } from "../policy/ip_address.ts";
 import { jsonResponse } from "../http/respond.ts";
-import { readBounded } from "../http/read_body.ts";
+import { readForm, sameOrigin } from "./form_post.ts";
 import { adminServices, refusal } from "./services.ts";
 import { liveFeed } from "./live_feed.ts";
 import { adminPage, closedPage, htmlResponse, loginPage } from "./pages.tsx";
+import { usageCharts } from "./chart_panel.tsx";
 
 /** A login form holds one token; anything longer is not a login. */
 const MAX_FORM_BYTES = 4096;
@@ -33,38 +34,15 @@ function isHttps(request: Request, client: ClientInfo, trusted: RangeList): bool
   return peer !== null && trusted.has(peer) && proto === "https";
 }
 
-/**
- * A form post must come from the admin page itself: browsers send `Origin` (and `Sec-Fetch-Site`) with every
- * POST, so another site's form is refused even before the SameSite cookie rule applies.
- */
-function sameOrigin(request: Request): boolean {
-  if (request.headers.get("sec-fetch-site") === "cross-site") return false;
-  const origin = request.headers.get("origin");
-  if (origin === null) return true;
-  try {
-    return new URL(origin).host === (request.headers.get("host") ?? new URL(request.url).host);
-  } catch {
-    return false;
-  }
-}
-
-async function readForm(request: Request, deps: Deps): Promise<URLSearchParams | undefined> {
-  const type = request.headers.get("content-type") ?? "";
-  if (!type.startsWith("application/x-www-form-urlencoded") || !request.body) return undefined;
-  const limits = { maxBodyBytes: MAX_FORM_BYTES, bodyTimeoutMs: deps.config.bodyTimeoutMs };
-  try {
-    return new URLSearchParams(new TextDecoder().decode(await readBounded(request.body, limits)));
-  } catch {
-    return undefined;
-  }
-}
-
 export async function showPage(request: Request, deps: Deps): Promise<Response> {
   const admin = adminServices(deps);
   const access = admin.gate.check(request);
   if (access === "closed") return htmlResponse(closedPage(), 403);
   if (access === "unauthenticated") return htmlResponse(loginPage(), 401);
-  return htmlResponse(adminPage(admin.health(), await admin.usage.view()));
+  const scope = new URL(request.url).searchParams.get("scope") ?? "all";
+  return htmlResponse(
+    adminPage(admin.health(), await admin.usage.view(), await usageCharts(admin.series, scope, deps)),
+  );
 }
 
 export async function logIn(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
@@ -73,7 +51,7 @@ export async function logIn(request: Request, client: ClientInfo, deps: Deps): P
   if (!sameOrigin(request)) {
     return htmlResponse(loginPage("This form must be sent from the admin page."), 403);
   }
-  const token = (await readForm(request, deps))?.get("token") ?? "";
+  const token = (await readForm(request, deps, MAX_FORM_BYTES))?.get("token") ?? "";
   if (!gate.tokenMatches(token)) {
     await new Promise((resolve) => setTimeout(resolve, FAILED_LOGIN_DELAY_MS));
     return htmlResponse(loginPage("That is not the admin token."), 401);

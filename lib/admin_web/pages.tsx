@@ -22,7 +22,7 @@ const SECURITY_HEADERS = {
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
 };
 
-function Document(props: { title: string; children: ComponentChildren; script?: boolean }) {
+export function Document(props: { title: string; children: ComponentChildren; script?: boolean }) {
   return (
     <html lang="en">
       <head>
@@ -45,20 +45,39 @@ export function htmlResponse(node: VNode, status = 200, headers: Record<string, 
   });
 }
 
-export function adminPage(health: HealthView, usage: UsageView): VNode {
+const SECTIONS: [string, string][] = [
+  ["/admin", "Overview"],
+  ["/admin/keys", "Keys"],
+  ["/admin/servers", "Servers"],
+  ["/admin/users", "Users"],
+  ["/admin/audit", "Audit"],
+];
+
+/** The bar on every admin page; `current` is the path of the page showing it. */
+export function TopBar(props: { current: string }) {
+  return (
+    <header class="top">
+      <h1>Chat gateway</h1>
+      <nav>
+        {SECTIONS.map(([href, label]) => (
+          <a key={href} href={href} aria-current={href === props.current ? "page" : undefined}>{label}</a>
+        ))}
+        <a href="/metrics">Metrics</a>
+        <form method="post" action="/admin/logout">
+          <button type="submit">Log out</button>
+        </form>
+      </nav>
+    </header>
+  );
+}
+
+export function adminPage(health: HealthView, usage: UsageView, charts?: VNode): VNode {
   return (
     <Document title="Gateway admin" script>
-      <header class="top">
-        <h1>Chat gateway</h1>
-        <nav>
-          <a href="/metrics">Metrics</a>
-          <form method="post" action="/admin/logout">
-            <button type="submit">Log out</button>
-          </form>
-        </nav>
-      </header>
+      <TopBar current="/admin" />
       <main>
         <Island name="ServerHealth" component={ServerHealth} props={{ initial: health }} />
+        {charts}
         <Island name="Usage" component={Usage} props={{ initial: usage }} />
       </main>
     </Document>

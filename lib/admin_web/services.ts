@@ -7,11 +7,13 @@ import { RangeList } from "../policy/ip_address.ts";
 import { jsonResponse } from "../http/respond.ts";
 import { type AdminAccess, AdminGate } from "./admin_gate.ts";
 import { UsageSummary } from "./usage_summary.ts";
+import { UsageSeries } from "./usage_series.ts";
 import { type HealthView, healthView } from "./views.ts";
 
 export interface AdminServices {
   gate: AdminGate;
   usage: UsageSummary;
+  series: UsageSeries;
   health(): HealthView;
   /** Proxies whose `X-Forwarded-Proto` is believed (the same list as for `X-Forwarded-For`). */
   trustedProxies: RangeList;
@@ -25,6 +27,7 @@ export function adminServices(deps: Deps): AdminServices {
     services = {
       gate: new AdminGate(deps.config.adminToken, deps.now),
       usage: new UsageSummary(deps.view.kv, deps.now),
+      series: new UsageSeries(deps.view.kv, deps.now),
       health: () => healthView(deps.view.snapshot, deps.servers.status(), deps.now()),
       trustedProxies: RangeList.lenient(deps.config.trustProxy),
     };

@@ -76,6 +76,15 @@ export interface KeyRecord extends KeyPolicy {
   createdAt: string;
   updatedAt: string;
   revokedAt?: string;
+  /** The secret a rotation replaced, still accepted until `validUntil` (ISO 8601). */
+  previous?: PreviousSecret;
+  rotatedAt?: string;
+}
+
+export interface PreviousSecret {
+  digest: string;
+  hint: string;
+  validUntil: string;
 }
 
 /** A key's policy before any flag is applied: nothing allowed beyond plain chat with its model. */

@@ -5,7 +5,7 @@
  * it), which a poll notices within `reloadIntervalMs`, across processes and on KV Connect alike.
  */
 import { KV_KEYS, readGeneration } from "./kv.ts";
-import { findKeyByDigest } from "./keys.ts";
+import { findKeyByDigest, secretValid } from "./keys.ts";
 import type { ClusterRecord, KeyRecord, ServerRecord, UserRecord } from "./records.ts";
 
 /** Bounds memory when clients present many distinct (mostly invalid) keys. */
@@ -32,10 +32,11 @@ export class StoreView {
   #timer?: ReturnType<typeof setInterval>;
   #polling = false;
 
-  private constructor(readonly kv: Deno.Kv) {}
+  /** `now` is the gateway's clock (`deps.now`): a rotated secret's grace ends by it, to the millisecond. */
+  private constructor(readonly kv: Deno.Kv, private readonly now: () => number) {}
 
-  static async open(kv: Deno.Kv, reloadIntervalMs: number): Promise<StoreView> {
-    const view = new StoreView(kv);
+  static async open(kv: Deno.Kv, reloadIntervalMs: number, now: () => number = Date.now): Promise<StoreView> {
+    const view = new StoreView(kv, now);
     await view.refresh();
     view.#timer = setInterval(() => view.#poll(), reloadIntervalMs);
     Deno.unrefTimer(view.#timer as unknown as number);
@@ -74,16 +75,21 @@ export class StoreView {
     }
   }
 
+  /**
+   * The key `digest` authenticates as now. The cache holds what the index holds; whether a previous secret's
+   * grace is over is decided at every lookup, so a cached entry cannot outlive it.
+   */
   async findKey(digest: string): Promise<KeyRecord | null> {
-    const cached = this.#keys.get(digest);
-    if (cached !== undefined) return cached;
-    const epoch = this.#epoch;
-    const record = await findKeyByDigest(this.kv, digest);
-    if (epoch === this.#epoch) {
-      if (this.#keys.size >= KEY_CACHE_LIMIT) this.#keys.delete(this.#keys.keys().next().value!);
-      this.#keys.set(digest, record);
+    let record = this.#keys.get(digest);
+    if (record === undefined) {
+      const epoch = this.#epoch;
+      record = await findKeyByDigest(this.kv, digest);
+      if (epoch === this.#epoch) {
+        if (this.#keys.size >= KEY_CACHE_LIMIT) this.#keys.delete(this.#keys.keys().next().value!);
+        this.#keys.set(digest, record);
+      }
     }
-    return record;
+    return record && secretValid(record, digest, this.now()) ? record : null;
   }
 
   close(): void {

@@ -61,3 +61,45 @@ export class FeedReader {
     this.#abort.abort();
   }
 }
+
+/** The form token the admin page embeds for the session `cookie`. */
+export async function formToken(base: string, cookie: string, page = "/admin/keys"): Promise<string> {
+  const html = await (await fetch(`${base}${page}`, { headers: { Cookie: cookie } })).text();
+  const token = /name="csrf" value="([^"]*)"/.exec(html)?.[1];
+  if (!token) throw new Error(`no form token on ${page}`);
+  return token;
+}
+
+/** Posts a form as the page would (same origin); returns the status and the notice it shows. */
+export async function postForm(
+  base: string,
+  path: string,
+  command: string,
+  cookie: string,
+  fields: Record<string, string> | [string, string][],
+  headers: Record<string, string> = {},
+) {
+  const body = new URLSearchParams(fields);
+  body.set("do", command);
+  const response = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      Origin: base,
+      Cookie: cookie,
+      ...headers,
+    },
+    body,
+  });
+  const html = await response.text();
+  const notice = /data-notice="(\w+)"[^>]*>([^<]*)</.exec(html);
+  return { status: response.status, html, kind: notice?.[1], text: unescapeHtml(notice?.[2] ?? "") };
+}
+
+export function unescapeHtml(text: string): string {
+  return text.replaceAll("&quot;", '"').replaceAll("&#39;", "'").replaceAll("&lt;", "<").replaceAll(
+    "&gt;",
+    ">",
+  )
+    .replaceAll("&amp;", "&");
+}

@@ -1,0 +1,29 @@
+/**
+ * @module `admin audit`: the changes made through the CLI and the admin page, newest first. A command without
+ * verbs, since it only reads.
+ */
+import { type Actor, changesText, listAudit } from "../audit/mod.ts";
+import type { Verb } from "./command.ts";
+import { isoInstant } from "./iso_time.ts";
+import { table } from "./output.ts";
+
+export function actorText(actor: Actor): string {
+  if (actor.kind === "cli") return "cli";
+  return ["page", actor.session, actor.address].filter((part) => part !== undefined).join(" ");
+}
+
+export const AUDIT_COMMAND: Verb = {
+  flags: { since: { type: "string" }, limit: { type: "string" } },
+  async run(ctx, flags) {
+    const since = flags.string("since");
+    const records = await listAudit(ctx.kv, {
+      since: since === undefined ? undefined : new Date(isoInstant("since", since)),
+      limit: flags.count("limit") ?? 100,
+    });
+    const rows = records.map((r) => [r.time, actorText(r.actor), r.action, r.target, changesText(r.changes)]);
+    return {
+      json: records,
+      human: table(["TIME", "ACTOR", "ACTION", "TARGET", "CHANGES"], rows, "No changes recorded."),
+    };
+  },
+};
