@@ -66,6 +66,17 @@ const ConfigSchema = z.object({
   GATEWAY_KEEPALIVE_TIMEOUT_MS: positiveInt(65_000),
   /** Open client connections at most; unset: 4096, lowered on its own if file descriptors run out first. */
   GATEWAY_MAX_CONNECTIONS: z.coerce.number().int().positive().optional(),
+  /** `scheduled` (loaded models, slots, wait queue, affinity) or `weighted` (the plain weighted draw). */
+  GATEWAY_ROUTING: z.enum(["scheduled", "weighted"]).default("scheduled"),
+  /** Parallel requests of a server without `--slots` whose own figures do not tell (Ollama's default). */
+  GATEWAY_DEFAULT_SLOTS: positiveInt(4),
+  /** Longest wait for a free server slot, and most requests waiting per model; beyond, 503 / 429. */
+  GATEWAY_QUEUE_WAIT_MS: positiveInt(30_000),
+  GATEWAY_QUEUE_MAX: positiveInt(100),
+  /** How much earlier than a normal-priority request a high one counts as having arrived (low: as much later). */
+  GATEWAY_QUEUE_PRIORITY_STEP_MS: positiveInt(5_000),
+  /** How long a conversation keeps going to the server that served its last turn. */
+  GATEWAY_AFFINITY_TTL_MS: positiveInt(600_000),
 });
 
 export interface Config {
@@ -96,6 +107,12 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Undefined: the listener's default, lowered on its own if file descriptors run out first. */
   maxConnections?: number;
+  routing: "scheduled" | "weighted";
+  defaultSlots: number;
+  queueWaitMs: number;
+  queueMax: number;
+  queuePriorityStepMs: number;
+  affinityTtlMs: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -130,6 +147,12 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     headTimeoutMs: e.GATEWAY_HEAD_TIMEOUT_MS,
     keepAliveTimeoutMs: e.GATEWAY_KEEPALIVE_TIMEOUT_MS,
     maxConnections: e.GATEWAY_MAX_CONNECTIONS,
+    routing: e.GATEWAY_ROUTING,
+    defaultSlots: e.GATEWAY_DEFAULT_SLOTS,
+    queueWaitMs: e.GATEWAY_QUEUE_WAIT_MS,
+    queueMax: e.GATEWAY_QUEUE_MAX,
+    queuePriorityStepMs: e.GATEWAY_QUEUE_PRIORITY_STEP_MS,
+    affinityTtlMs: e.GATEWAY_AFFINITY_TTL_MS,
   };
 }
 
