@@ -7,6 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { LlmFleet, until } from "./support/llm_fleet.ts";
+import { TestGateway } from "./harness.ts";
+import { FakeLlmVllm } from "./fakes/fake_llm.ts";
 
 const A = "/v1/chat/completions";
 const B = "/v1/chat.php";
@@ -156,4 +158,54 @@ Deno.test("scheduling: a client that leaves while waiting frees its place at onc
   f.release();
   assert.equal((await running).status, 200);
   assert.equal(chatsOf(f, "only"), 1);
+});
+
+Deno.test("scheduling: a vLLM server without --slots is held to the parallelism its /metrics showed", async () => {
+  const gw = await TestGateway.start();
+  const vllm = FakeLlmVllm.start("vllm", {
+    models: ["m1"],
+    slots: 1,
+    loadMs: 0,
+    tokenMs: 0,
+    promptMsPerToken: 0,
+  });
+  try {
+    await gw.addServer({ name: "vllm", url: `${vllm.url}/v1`, kind: "openai", models: [{ tag: "m1" }] });
+    const key = await gw.key();
+    const first = Promise.withResolvers<void>();
+    vllm.engine.gate = first.promise;
+    // Two requests at once straight to the server: it runs one and makes the other wait, and says so.
+    const direct = [1, 2].map(() =>
+      fetch(`${vllm.url}/v1/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify({ model: "m1", messages: [{ role: "user", content: "hi" }], stream: true }),
+      })
+    );
+    await until("one running, one waiting", () => vllm.engine.running === 1 && vllm.engine.waiting === 1);
+    await gw.deps.prober!.probeNow();
+    const status = gw.deps.servers.status().find((s) => s.name === "vllm");
+    assert.equal(status?.discoveredSlots, 1);
+    assert.deepEqual(status?.residentModels, ["m1:latest"], "vLLM keeps its model loaded");
+    vllm.engine.gate = undefined;
+    first.resolve();
+    for (const res of await Promise.all(direct)) await res.body?.cancel();
+    await until("idle", () => vllm.engine.running === 0);
+
+    const second = Promise.withResolvers<void>();
+    vllm.engine.gate = second.promise;
+    const asks = [gw.post(A, key, ask("one"))];
+    await until("the slot taken", () => vllm.engine.running === 1);
+    asks.push(gw.post(A, key, ask("two")));
+    await until("the second waits at the gateway", () => gw.deps.scheduler.figures()[0]?.depth === 1);
+    vllm.engine.gate = undefined;
+    second.resolve();
+    for (const res of await Promise.all(asks)) {
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+    }
+    assert.equal(vllm.engine.stats.peakHeld, 2, "through the gateway, nothing more ever waited inside");
+  } finally {
+    await gw.close();
+    await vllm.close();
+  }
 });

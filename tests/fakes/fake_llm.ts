@@ -191,6 +191,26 @@ export class FakeLlmVllm extends FakeLlm {
         choices: [{ index: 0, delta, finish_reason: finish }],
       });
     const limit = body.max_tokens ?? body.max_completion_tokens;
+    if (body.stream !== true) {
+      this.chats.set(model, (this.chats.get(model) ?? 0) + 1);
+      const r = await this.engine.run(
+        model,
+        messagesOf(body),
+        this.outputTokens(limit),
+        () => {},
+        req.signal,
+      );
+      return Response.json({
+        ...head,
+        object: "chat.completion",
+        choices: [{ index: 0, message: { role: "assistant", content: r.text }, finish_reason: "stop" }],
+        usage: {
+          prompt_tokens: r.promptTokens,
+          completion_tokens: r.completionTokens,
+          total_tokens: r.promptTokens + r.completionTokens,
+        },
+      });
+    }
     const includeUsage = (body.stream_options as Json | undefined)?.include_usage === true;
     let first = true;
     return this.generate(model, body, limit, "text/event-stream", (t) => {
