@@ -99,7 +99,7 @@ Deno.test("scheduling: a full queue answers 429 at once and a wait that times ou
   let t = 2_000_000;
   await using f = await LlmFleet.start([{ name: "only", slots: 1 }], {
     now: () => t,
-    config: { queueMax: 1, queueWaitMs: 10_000 },
+    config: { queueMax: 1, queueWaitMs: 10_000, adminToken: "admin-secret" },
   });
   const key = await f.gw.key();
   f.hold();
@@ -108,6 +108,10 @@ Deno.test("scheduling: a full queue answers 429 at once and a wait that times ou
   const waiting = f.gw.post(B, key, ask("second"));
   await until("one waiting", () => f.queued() === 1);
   assert.match(await f.gw.deps.metrics!.text(), /gateway_queue_depth\{model="m1"\} 1/);
+  const admin = await fetch(`${f.gw.url}/admin/status`, {
+    headers: { Authorization: "Bearer admin-secret" },
+  });
+  assert.deepEqual((await admin.json()).health.queues, [{ model: "m1", depth: 1, oldestWaitMs: 0 }]);
 
   const full = await f.gw.post(A, key, ask("third"));
   assert.equal(full.status, 429);
