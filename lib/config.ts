@@ -68,8 +68,11 @@ const ConfigSchema = z.object({
   GATEWAY_MAX_CONNECTIONS: z.coerce.number().int().positive().optional(),
   /** `scheduled` (loaded models, slots, wait queue, affinity) or `weighted` (the plain weighted draw). */
   GATEWAY_ROUTING: z.enum(["scheduled", "weighted"]).default("scheduled"),
-  /** Parallel requests of a server without `--slots` whose own figures do not tell (Ollama's default). */
-  GATEWAY_DEFAULT_SLOTS: positiveInt(4),
+  /**
+   * Parallel requests of a server without `--slots` whose own figures do not tell; unset, such a server is not
+   * limited by the gateway (a vLLM batch runs hundreds, and a cap would also hide the figures that tell).
+   */
+  GATEWAY_DEFAULT_SLOTS: z.coerce.number().int().positive().optional(),
   /** Longest wait for a free server slot, and most requests waiting per model; beyond, 503 / 429. */
   GATEWAY_QUEUE_WAIT_MS: positiveInt(30_000),
   GATEWAY_QUEUE_MAX: positiveInt(100),
@@ -108,7 +111,8 @@ export interface Config {
   /** Undefined: the listener's default, lowered on its own if file descriptors run out first. */
   maxConnections?: number;
   routing: "scheduled" | "weighted";
-  defaultSlots: number;
+  /** Undefined: servers without `--slots` or discovered slots are not limited. */
+  defaultSlots?: number;
   queueWaitMs: number;
   queueMax: number;
   queuePriorityStepMs: number;

@@ -25,7 +25,7 @@ export interface SchedulerOptions {
   now: () => number;
   random: () => number;
   policy?: RoutingPolicy;
-  /** Slots of a server without `--slots` and without discovered ones. */
+  /** Slots of a server without `--slots` and without discovered ones; unset, such a server is not limited. */
   defaultSlots?: number;
   maxWaitMs?: number;
   /** Requests waiting per model at most. */
@@ -66,7 +66,7 @@ export class Scheduler {
 
   constructor(readonly options: SchedulerOptions) {
     this.policy = options.policy ?? "scheduled";
-    this.defaultSlots = options.defaultSlots ?? 4;
+    this.defaultSlots = options.defaultSlots ?? Infinity;
     this.maxWaitMs = options.maxWaitMs ?? 30_000;
     this.maxQueue = options.maxQueue ?? 100;
     this.#queue = new WaitQueue(options.priorityStepMs ?? 5_000);

@@ -4,8 +4,8 @@
  * server holding this conversation's prefix beats one that merely has the model loaded, which beats one that
  * must load it (seconds, and it unloads someone else's model; a server that never said what it holds counts
  * as holding it, so servers without /api/ps are shared by weight as before), and a cold server with spare memory beats one
- * that would have to evict. Ties are broken by a weighted random draw on weight × free slots, so the
- * operator's weights still share the load and emptier servers get more of it. O(candidates), then a sort of
+ * that would have to evict. Ties are broken by a weighted random draw on weight × the share of slots free, so
+ * the operator's weights still share the load and emptier servers get more of it. O(candidates), then a sort of
  * those few.
  */
 import type { Candidate } from "./candidates.ts";
@@ -55,9 +55,16 @@ export function rank(
       else if (loaded === undefined) [tier, reason] = [3, "weighted"];
       else tier = state.memoryFull(name) ? 1 : 2;
     }
-    // Efraimidis–Spirakis key, mapped into (0, 1) so it orders within a tier and never across tiers.
-    const draw = -Math.log(1 - options.random()) / Math.max(c.server.weight * Math.max(free, 1), 1e-9);
-    return { c: { ...c, slots }, score: tier + 1 / (1 + draw), reason, free };
+    // Emptier servers draw more often: the share of slots free, or for a server without a limit, fewer in
+    // flight. Efraimidis–Spirakis key, mapped into (0, 1) so it orders within a tier, never across tiers.
+    const share = Number.isFinite(slots) ? Math.max(free, 1) / slots : 1 / (1 + state.load(name));
+    const draw = -Math.log(1 - options.random()) / Math.max(c.server.weight * share, 1e-9);
+    return {
+      c: Number.isFinite(slots) ? { ...c, slots } : { ...c },
+      score: tier + 1 / (1 + draw),
+      reason,
+      free,
+    };
   });
   scored.sort((a, b) => b.score - a.score);
   const first = scored[0];
