@@ -10,7 +10,7 @@
  * so the two can be compared on one workload.
  */
 import type { ChatMessage } from "../chat/types.ts";
-import { ClientClosed, QueueFull, QueueTimeout } from "../errors.ts";
+import { ClientClosed, GatewayError, QueueFull, QueueTimeout } from "../errors.ts";
 import { AffinityTable, prefixPrints } from "./affinity.ts";
 import type { Candidate } from "./candidates.ts";
 import { rank, type RouteReason } from "./scorer.ts";
@@ -51,6 +51,11 @@ interface Pending {
   prints: number[];
   roles: string[];
   affinity?: string;
+}
+
+/** The client left (499), or the stopping gateway ended the wait (503 shutting_down): the signal says which. */
+function whyAborted(signal: AbortSignal): GatewayError {
+  return signal.reason instanceof GatewayError ? signal.reason : new ClientClosed();
 }
 
 export class Scheduler {
@@ -99,7 +104,7 @@ export class Scheduler {
       this.observer?.refused(model, "full");
       throw new QueueFull(model, this.#retryAfterS());
     }
-    if (signal?.aborted) throw new ClientClosed();
+    if (signal?.aborted) throw whyAborted(signal);
     return this.#wait(model, candidates, priority, pending, signal);
   }
 
@@ -126,7 +131,7 @@ export class Scheduler {
     const leave = () => {
       if (!this.#queue.remove(waiter)) return;
       this.observer?.refused(model, "left");
-      reject(new ClientClosed());
+      reject(whyAborted(signal!));
     };
     const waiter: Waiter<Pending> = {
       model,

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { ClientClosed, ShuttingDown } from "../errors.ts";
 import type { ServerRecord } from "../store/records.ts";
 import type { Candidate } from "./candidates.ts";
 import { type Route, Scheduler } from "./scheduler.ts";
@@ -46,7 +47,7 @@ function setup() {
     state.finish(ticket!, "ok");
     await new Promise((r) => setTimeout(r, 0));
   };
-  return { clock, state, scheduler, send, finish, served };
+  return { clock, state, scheduler, send, finish, served, candidates };
 }
 
 Deno.test("wait queue: a freed slot goes to high, then normal, then low priority", async () => {
@@ -85,5 +86,24 @@ Deno.test("scheduler: a request goes straight to a free slot and holds it until 
   send("second", "normal");
   assert.equal(scheduler.figures()[0]?.depth, 1, "the slot was taken: the second waits");
   assert.deepEqual(served, ["first"]);
+  scheduler.close();
+});
+
+Deno.test("scheduler: a wait ended by the stopping gateway says shutting_down, one the client ended says client_closed", async () => {
+  const { send, scheduler, candidates } = setup();
+  await send("running", "normal");
+  const wait = (signal: AbortSignal) =>
+    Promise.resolve(scheduler.place("m1", candidates(), [{ role: "user", content: "x" }], "normal", signal))
+      .catch((e) => e);
+  const stopping = new AbortController();
+  const leaving = new AbortController();
+  const ended = [wait(stopping.signal), wait(leaving.signal)];
+  assert.equal(scheduler.figures()[0]?.depth, 2);
+  stopping.abort(new ShuttingDown());
+  leaving.abort();
+  const [a, b] = await Promise.all(ended);
+  assert.ok(a instanceof ShuttingDown);
+  assert.ok(b instanceof ClientClosed);
+  assert.deepEqual(scheduler.figures(), []);
   scheduler.close();
 });
