@@ -52,8 +52,12 @@ async function runOnce(policy: Policy): Promise<Figures> {
     const prompt = stats.reduce((n, s) => n + s.promptTokens, 0);
     const cached = stats.reduce((n, s) => n + s.cachedTokens, 0);
     const peak = Math.max(...stats.map((s) => s.peakHeld));
+    const p95 = (kind: (turn: number) => boolean) =>
+      Math.round(percentile(samples.filter((x) => x.ok && kind(x.turn ?? 0)).map((x) => x.ttftMs), 0.95));
     console.error(
-      `${policy}: ${samples.length} requests in ${(wallMs / 1000).toFixed(1)} s, peak ${peak} held`,
+      `${policy}: ${samples.length} requests in ${(wallMs / 1000).toFixed(1)} s, peak ${peak} held in a ` +
+        `server; TTFT p95 of bursts ${p95((t) => t === 0)} ms, first turns ${p95((t) => t === 1)} ms, ` +
+        `later turns ${p95((t) => t > 1)} ms`,
     );
     return summarize(samples, wallMs, loads, prompt ? cached / prompt : 0);
   } finally {

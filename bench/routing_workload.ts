@@ -10,14 +10,14 @@ import seedrandom from "seedrandom";
 import { MODELS } from "./routing_fleet.ts";
 
 export const WORKLOAD = {
-  clients: 20,
+  clients: 16,
   conversationsPerClient: 3,
   turns: [3, 6] as const,
   /** Words of the system prompt, of each question, and tokens of each answer. */
   systemWords: [300, 900] as const,
   questionWords: [20, 120] as const,
   answerTokens: [24, 64] as const,
-  thinkMs: [20, 200] as const,
+  thinkMs: [100, 1000] as const,
   /** Model shares: one busy model, two quieter ones. */
   modelShares: [0.5, 0.3, 0.2],
   bursts: 4,
@@ -38,6 +38,8 @@ interface Conversation {
 }
 
 export interface Sample {
+  /** A conversation's turn (its number, from 1) or a burst's one-off request (0). */
+  turn?: number;
   ok: boolean;
   ttftMs: number;
   totalMs: number;
@@ -133,12 +135,18 @@ async function chat(
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function converse(url: string, keys: Map<string, string>, c: Conversation, out: Sample[]) {
+async function converse(
+  url: string,
+  keys: Map<string, string>,
+  c: Conversation,
+  out: Sample[],
+  burst = false,
+) {
   const messages = [{ role: "system", content: c.system }];
-  for (const turn of c.turns) {
+  for (const [i, turn] of c.turns.entries()) {
     messages.push({ role: "user", content: turn.question });
     const r = await chat(url, keys.get(c.model)!, messages, turn.answerTokens);
-    out.push(r);
+    out.push({ ...r, turn: burst ? 0 : i + 1 });
     if (!r.ok) return;
     messages.push({ role: "assistant", content: r.text });
     await sleep(turn.thinkMs);
@@ -154,7 +162,9 @@ export async function runWorkload(url: string, keys: Map<string, string>, worklo
   });
   const bursts = workload.bursts.map(async (burst, b) => {
     await sleep((b + 1) * WORKLOAD.burstEveryMs);
-    await Promise.all(burst.map((c) => converse(url, keys, { ...c, turns: c.turns.slice(0, 1) }, samples)));
+    await Promise.all(
+      burst.map((c) => converse(url, keys, { ...c, turns: c.turns.slice(0, 1) }, samples, true)),
+    );
   });
   await Promise.all([...clients, ...bursts]);
   return { samples, wallMs: performance.now() - started };

@@ -53,6 +53,9 @@ interface Pending {
   affinity?: string;
 }
 
+/** How often a waiting request may be overtaken by later ones that find a cached prefix or a loaded model. */
+const MAX_OVERTAKEN = 2;
+
 /** The client left (499), or the stopping gateway ended the wait (503 shutting_down): the signal says which. */
 function whyAborted(signal: AbortSignal): GatewayError {
   return signal.reason instanceof GatewayError ? signal.reason : new ClientClosed();
@@ -140,6 +143,7 @@ export class Scheduler {
       virtual: this.#queue.virtualTime(now, priority),
       deadline: now + this.maxWaitMs,
       context: pending,
+      overtaken: 0,
       admit: (order, reason) => {
         signal?.removeEventListener("abort", leave);
         resolve(this.#admitted(order, reason, this.options.now() - now, pending));
@@ -189,23 +193,32 @@ export class Scheduler {
   }
 
   /**
-   * Lets waiters go while slots are free, in queue order: first those a free slot can serve without a load
-   * (a freed slot goes to a request whose model is there, even behind others in the queue), then those for
-   * whom a load is worth it.
+   * Lets waiters go while slots are free, in queue order: first those whose conversation's prefix is cached
+   * where a slot is free, then those a free slot can serve without a load (a freed slot goes to a request
+   * whose model is there, even behind others in the queue), then those for whom a load is worth it.
    */
   #pump(): void {
     if (this.#pumping || this.#queue.length === 0) return;
     this.#pumping = true;
     try {
       const { state, random, now } = this.options;
-      for (const warmOnly of [true, false]) {
+      for (const pass of ["overdue", "affine", "warm", "any"] as const) {
+        const passed: Waiter<Pending>[] = [];
         for (const w of this.#queue.inOrder()) {
-          const live = w.candidates.filter((c) => state.isRoutable(c.server.name, c.model.tag));
+          const skip = (pass === "affine" && w.context.affinity === undefined) ||
+            (pass === "overdue" && w.overtaken < MAX_OVERTAKEN);
+          const live = skip ? [] : w.candidates.filter((c) => state.isRoutable(c.server.name, c.model.tag));
           const ranking = rank(live, state, { ...w.context, random, defaultSlots: this.defaultSlots });
-          if (!ranking.room) continue;
-          const go = ranking.warm ||
-            (!warmOnly && this.#coldStartPays(ranking, this.#queue.depth(w.model), now() - w.enqueuedAt));
-          if (go && this.#queue.remove(w)) w.admit(ranking.order, ranking.reason);
+          const mayLoad = pass === "any";
+          const go = ranking.room && (pass === "affine" ? ranking.affine : ranking.warm ||
+            (mayLoad && this.#coldStartPays(ranking, this.#queue.depth(w.model), now() - w.enqueuedAt)));
+          if (!go || !this.#queue.remove(w)) {
+            passed.push(w);
+            continue;
+          }
+          // Going first for a cached prefix or a loaded model is bounded: whoever it overtakes soon goes next.
+          if (pass === "affine" || pass === "warm") { for (const p of passed) p.overtaken++; }
+          w.admit(ranking.order, ranking.reason);
         }
       }
     } finally {

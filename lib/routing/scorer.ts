@@ -21,6 +21,8 @@ export interface Ranking {
   room: boolean;
   /** Whether it has the model (or may have it): no load needed there. */
   warm: boolean;
+  /** Whether it is the server holding this conversation's prefix. */
+  affine: boolean;
   /** Slots of the candidates holding the model, full or not: what the model can run without a load. */
   warmSlots: number;
 }
@@ -73,6 +75,7 @@ export function rank(
     reason: first?.reason ?? "cold",
     room: first !== undefined && first.free > 0,
     warm: first !== undefined && first.score >= 3,
+    affine: first !== undefined && first.score >= 4,
     warmSlots,
   };
 }

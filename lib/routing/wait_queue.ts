@@ -21,6 +21,8 @@ export interface Waiter<T> {
   deadline: number;
   /** What the scheduler needs to place it later. */
   context: T;
+  /** Times a request behind it left the queue first (for a cached prefix or a loaded model). */
+  overtaken: number;
   admit(order: Candidate[], reason: RouteReason): void;
   refuse(error: Error): void;
 }
