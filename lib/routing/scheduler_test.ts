@@ -107,3 +107,36 @@ Deno.test("scheduler: a wait ended by the stopping gateway says shutting_down, o
   assert.deepEqual(scheduler.figures(), []);
   scheduler.close();
 });
+
+Deno.test("scheduler: a freed slot goes first to a conversation cached there, but overtaking is bounded: twice, then the one overtaken goes", async () => {
+  const { state, scheduler, candidates } = setup();
+  const order: string[] = [];
+  const turn1 = (c: string) => [{ role: "user" as const, content: `conversation ${c}` }];
+  const turn2 = (c: string) => [
+    ...turn1(c),
+    { role: "assistant" as const, content: "an answer" },
+    { role: "user" as const, content: "go on" },
+  ];
+  // Three conversations had their first turn served on "s".
+  for (const c of ["a", "b", "c"]) {
+    const route = await scheduler.place("m1", candidates(), turn1(c));
+    const ticket = state.begin("s", "m1", true)!;
+    route.served(route.candidates[0]);
+    state.finish(ticket, "ok");
+  }
+  let running = state.begin("s", "m1", false)!;
+  const send = (name: string, messages: { role: "user" | "assistant"; content: string }[]) =>
+    Promise.resolve(scheduler.place("m1", candidates(), messages)).then(() => {
+      running = state.begin("s", "m1", true)!;
+      order.push(name);
+    });
+  send("new", turn1("new"));
+  for (const c of ["a", "b", "c"]) send(`${c} again`, turn2(c));
+  assert.equal(scheduler.figures()[0].depth, 4);
+  for (let i = 0; i < 4; i++) {
+    state.finish(running, "ok");
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  assert.deepEqual(order, ["a again", "b again", "new", "c again"]);
+  scheduler.close();
+});
