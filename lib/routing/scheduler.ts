@@ -48,6 +48,7 @@ export interface Route {
 }
 
 interface Pending {
+  model: string;
   prints: number[];
   roles: string[];
   affinity?: string;
@@ -92,11 +93,11 @@ export class Scheduler {
   ): Route | Promise<Route> {
     const { state, now, random } = this.options;
     if (this.policy === "weighted") {
-      return this.#route(weightedOrder(candidates, (c) => c.server.weight, random), "weighted", 0, []);
+      return this.#route(weightedOrder(candidates, (c) => c.server.weight, random), "weighted", 0, [], model);
     }
     const prints = prefixPrints(model, messages);
     const roles = messages.map((m) => m.role);
-    const pending: Pending = { prints, roles, affinity: this.#affinity.lookup(prints, roles, now()) };
+    const pending: Pending = { model, prints, roles, affinity: this.#affinity.lookup(prints, roles, now()) };
     if (this.#queue.depth(model) === 0) {
       const ranking = rank(candidates, state, { ...pending, random, defaultSlots: this.defaultSlots });
       if (ranking.room && (ranking.warm || this.#coldStartPays(ranking, 1, 0))) {
@@ -163,10 +164,16 @@ export class Scheduler {
   #admitted(order: Candidate[], reason: RouteReason, waitedMs: number, pending: Pending): Route {
     const [first, ...rest] = order;
     this.options.state.reserve(first.server.name);
-    return this.#route([{ ...first, reserved: true }, ...rest], reason, waitedMs, pending.prints);
+    return this.#route(
+      [{ ...first, reserved: true }, ...rest],
+      reason,
+      waitedMs,
+      pending.prints,
+      pending.model,
+    );
   }
 
-  #route(order: Candidate[], reason: RouteReason, waitedMs: number, prints: number[]): Route {
+  #route(order: Candidate[], reason: RouteReason, waitedMs: number, prints: number[], model: string): Route {
     const first = order[0]?.server.name;
     return {
       candidates: order,
@@ -177,7 +184,7 @@ export class Scheduler {
         this.observer?.routed(why);
         const headers: Record<string, string> = { "X-Gateway-Route": why };
         if (waitedMs > 0) headers["X-Gateway-Queue-Ms"] = String(Math.round(waitedMs));
-        if (waitedMs > 0 || this.policy === "scheduled") this.observer?.waited(candidate.model.tag, waitedMs);
+        if (waitedMs > 0 || this.policy === "scheduled") this.observer?.waited(model, waitedMs);
         return headers;
       },
     };
