@@ -83,6 +83,20 @@ const ConfigSchema = z.object({
       return origin;
     });
   }),
+  /** `scheduled` (loaded models, slots, wait queue, affinity) or `weighted` (the plain weighted draw). */
+  GATEWAY_ROUTING: z.enum(["scheduled", "weighted"]).default("scheduled"),
+  /**
+   * Parallel requests of a server without `--slots` whose own figures do not tell; unset, such a server is not
+   * limited by the gateway (a vLLM batch runs hundreds, and a cap would also hide the figures that tell).
+   */
+  GATEWAY_DEFAULT_SLOTS: z.coerce.number().int().positive().optional(),
+  /** Longest wait for a free server slot, and most requests waiting per model; beyond, 503 / 429. */
+  GATEWAY_QUEUE_WAIT_MS: positiveInt(30_000),
+  GATEWAY_QUEUE_MAX: positiveInt(100),
+  /** How much earlier than a normal-priority request a high one counts as having arrived (low: as much later). */
+  GATEWAY_QUEUE_PRIORITY_STEP_MS: positiveInt(5_000),
+  /** How long a conversation keeps going to the server that served its last turn. */
+  GATEWAY_AFFINITY_TTL_MS: positiveInt(600_000),
 });
 
 export interface Config {
@@ -117,6 +131,13 @@ export interface Config {
   workers?: number;
   /** Origins that may read answers to keys without a domain list; `*` for any. */
   corsOrigins: string[];
+  routing: "scheduled" | "weighted";
+  /** Undefined: servers without `--slots` or discovered slots are not limited. */
+  defaultSlots?: number;
+  queueWaitMs: number;
+  queueMax: number;
+  queuePriorityStepMs: number;
+  affinityTtlMs: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -153,6 +174,12 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     maxConnections: e.GATEWAY_MAX_CONNECTIONS,
     workers: e.GATEWAY_WORKERS,
     corsOrigins: e.GATEWAY_CORS_ORIGINS,
+    routing: e.GATEWAY_ROUTING,
+    defaultSlots: e.GATEWAY_DEFAULT_SLOTS,
+    queueWaitMs: e.GATEWAY_QUEUE_WAIT_MS,
+    queueMax: e.GATEWAY_QUEUE_MAX,
+    queuePriorityStepMs: e.GATEWAY_QUEUE_PRIORITY_STEP_MS,
+    affinityTtlMs: e.GATEWAY_AFFINITY_TTL_MS,
   };
 }
 

@@ -8,7 +8,7 @@ import type { UsageSink } from "./usage/types.ts";
 import { UsageLedger } from "./usage/mod.ts";
 import { LiveTotals } from "./usage/live_totals.ts";
 import { Policy } from "./policy/mod.ts";
-import { HealthProber, ServerState } from "./routing/mod.ts";
+import { HealthProber, Scheduler, ServerState } from "./routing/mod.ts";
 import { Reachability } from "./backends/reachability.ts";
 import { GatewayMetrics } from "./metrics/mod.ts";
 
@@ -25,6 +25,8 @@ export interface Deps {
   policy: Policy;
   /** Live state of every server: health, breaker, load. */
   servers: ServerState;
+  /** Ranks candidates and holds requests while every server is busy. */
+  scheduler: Scheduler;
   /** Which servers answered lately (the connect-timeout check). */
   reach: Reachability;
   /** Probes the servers in the background; absent where nothing probes (some tests). */
@@ -56,7 +58,13 @@ export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, on
 }
 
 /** Live server state with the configured breaker, and its prober (not started). */
-export function routingServices(config: Config, view: StoreView, fetcher: typeof fetch, now = Date.now) {
+export function routingServices(
+  config: Config,
+  view: StoreView,
+  fetcher: typeof fetch,
+  now = Date.now,
+  random = Math.random,
+) {
   const servers = new ServerState({
     now,
     breaker: {
@@ -73,7 +81,18 @@ export function routingServices(config: Config, view: StoreView, fetcher: typeof
     timeoutMs: config.probeTimeoutMs,
     now,
   });
-  return { servers, prober, reach: new Reachability() };
+  const scheduler = new Scheduler({
+    state: servers,
+    now,
+    random,
+    policy: config.routing,
+    defaultSlots: config.defaultSlots,
+    maxWaitMs: config.queueWaitMs,
+    maxQueue: config.queueMax,
+    priorityStepMs: config.queuePriorityStepMs,
+    affinityTtlMs: config.affinityTtlMs,
+  });
+  return { servers, prober, scheduler, reach: new Reachability() };
 }
 
 export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDeps> {
@@ -87,7 +106,7 @@ export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDe
     random: Math.random,
     fetch: globalThis.fetch,
     ...routing,
-    metrics: new GatewayMetrics(() => routing.servers.status()),
+    metrics: new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler),
     ...meteredServices(kv, config, view, (e) => console.error("gateway: usage ledger:", e)),
   };
 }
@@ -95,6 +114,7 @@ export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDe
 /** Stops background work and writes what is pending; the store can be closed afterwards. */
 export async function closeDeps(deps: Deps): Promise<void> {
   deps.view.close();
+  deps.scheduler.close();
   await deps.prober?.stop();
   await deps.policy.close();
   if (deps.usage instanceof UsageLedger) await deps.usage.close();

@@ -22,6 +22,8 @@ export type ErrorCode =
   | "store_unavailable"
   | "shutting_down"
   | "client_closed"
+  | "queue_full"
+  | "queue_timeout"
   | "internal_error";
 
 export class GatewayError extends Error {
@@ -186,6 +188,34 @@ export class BadGateway extends GatewayError {
 export class NoHealthyServer extends GatewayError {
   constructor(message: string) {
     super(503, "no_healthy_server", message);
+  }
+}
+
+/** Every server for the model is busy and the gateway's wait queue for it is full: slow down. */
+export class QueueFull extends GatewayError {
+  constructor(model: string, readonly retryAfterS: number) {
+    super(
+      429,
+      "queue_full",
+      `Every server for model "${model}" is busy and the wait queue is full; try again`,
+    );
+  }
+  override headers(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfterS) };
+  }
+}
+
+/** The request waited its longest allowed time for a free server slot and got none. */
+export class QueueTimeout extends GatewayError {
+  constructor(model: string, waitedMs: number, readonly retryAfterS: number) {
+    super(
+      503,
+      "queue_timeout",
+      `Every server for model "${model}" stayed busy for the ${waitedMs} ms this request waited; try again`,
+    );
+  }
+  override headers(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfterS) };
   }
 }
 

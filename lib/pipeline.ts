@@ -7,7 +7,7 @@ import { readJsonBody } from "./http/read_body.ts";
 import { errorResponse, jsonResponse } from "./http/respond.ts";
 import { streamResponse } from "./http/stream_response.ts";
 import { fitToServer, shapeForKey } from "./shape/mod.ts";
-import { type Candidate, dispatch, outcomeOf, routableCandidates, weightedOrder } from "./routing/mod.ts";
+import { type Candidate, dispatch, outcomeOf, routableCandidates, type Route } from "./routing/mod.ts";
 import { type BackendAdapter, BACKENDS, type CallContext } from "./backends/mod.ts";
 import { RequestAccount } from "./account/mod.ts";
 import { asGatewayError, ClientClosed, GatewayError } from "./errors.ts";
@@ -52,6 +52,9 @@ interface Turn {
   shaped: ChatRequest;
   key: KeyRecord;
   candidates: Candidate[];
+  route: Route;
+  /** The route's headers, once a server answered. */
+  routed: Record<string, string>;
   ctx: CallContext;
   account: RequestAccount;
   deps: Deps;
@@ -80,13 +83,17 @@ export async function runChat(
     );
     const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config)), key);
     account.noteRequest(shaped);
-    const candidates = weightedOrder(
+    const route = await deps.scheduler.place(
+      key.model,
       routableCandidates(deps.view.snapshot, key, deps.servers),
-      (c) => c.server.weight,
-      deps.random,
+      shaped.messages,
+      key.priority,
+      client.signal,
     );
-    const turn = { face, shaped, key, candidates, ctx: callContext(deps, client.signal), account, deps };
-    return withHeaders(shaped.stream ? await streamed(turn) : await whole(turn), admitted);
+    const ctx = callContext(deps, client.signal);
+    const turn = { face, shaped, key, candidates: route.candidates, route, routed: {}, ctx, account, deps };
+    const response = shaped.stream ? await streamed(turn) : await whole(turn);
+    return withHeaders(withHeaders(response, turn.routed), admitted);
   } catch (error) {
     // Whatever a read or a call threw when its client left (an AbortError, a cut body) means just that.
     const failure = client.signal.aborted && !(error instanceof GatewayError)
@@ -109,6 +116,7 @@ async function dispatchTo<T>(
     (c) => call(BACKENDS[c.server.kind], fitToServer(t.shaped, t.key, c.server, c.model.tag), c),
   );
   t.account.server = attempt.candidate.server.name;
+  t.routed = t.route.served(attempt.candidate);
   return attempt;
 }
 

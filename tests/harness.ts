@@ -54,7 +54,7 @@ export class TestGateway {
     const config = defaultConfig({ reloadIntervalMs: 50, ...options.config });
     const view = await StoreView.open(kv, config.reloadIntervalMs, options.now ?? Date.now);
     const metered = meteredServices(kv, config, view, (e) => console.error("test ledger:", e));
-    const routing = routingServices(config, view, globalThis.fetch, options.now);
+    const routing = routingServices(config, view, globalThis.fetch, options.now, options.random);
     if (options.probe) routing.prober.start();
     const deps: Deps = {
       config,
@@ -64,9 +64,10 @@ export class TestGateway {
       fetch: globalThis.fetch,
       policy: metered.policy,
       servers: routing.servers,
+      scheduler: routing.scheduler,
       reach: routing.reach,
       prober: routing.prober,
-      metrics: new GatewayMetrics(() => routing.servers.status()),
+      metrics: new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler),
       // The real ledger, so quotas and counters work as in production; the list lets tests read records at once.
       usage: {
         record: (r) => {

@@ -57,6 +57,7 @@ function keyFields(key: KeyRecord, now: Date): string {
     ["maxPredict", key.maxPredict],
     ["defaultCtx", key.defaultCtx],
     ["defaultPredict", key.defaultPredict],
+    ["priority", key.priority ?? "normal"],
     ["createdAt", key.createdAt],
     ["updatedAt", key.updatedAt],
     ["revokedAt", key.revokedAt],

@@ -203,3 +203,17 @@ Deno.test("key revoke removes the key from authentication but keeps the record",
   assert.match(await admin.fails(1, "key", "update", created.id, "--tools"), /revoked and cannot be changed/);
   assert.match(await admin.fails(1, "key", "revoke", "key_nope"), /No key with id key_nope/);
 });
+
+Deno.test("key --priority: high or low is kept, normal is the default and clears it, anything else exits 2", async () => {
+  using admin = await withRefs();
+  const created = await admin.json("key", "create", "--model", "llama3", "--priority", "low");
+  assert.equal(created.priority, "low");
+  assert.equal((await getKey(admin.kv, created.id)).priority, "low");
+  assert.equal((await admin.json("key", "update", created.id, "--priority", "high")).priority, "high");
+  assert.equal((await admin.json("key", "update", created.id, "--priority", "normal")).priority, undefined);
+  assert.equal((await getKey(admin.kv, created.id)).priority, undefined);
+  assert.match(await admin.human("key", "show", created.id), /^priority: +normal$/m);
+  const res = await admin.run("key", "update", created.id, "--priority", "urgent");
+  assert.equal(res.code, 2);
+  assert.match(res.err.join(), /--priority must be one of high, normal, low, got "urgent"/);
+});

@@ -2,7 +2,7 @@
  * @module Turning `key create` / `key update` flags into a change to a key's policy. Both verbs read flags
  * the same way; update alone has the `--no-…` switches, since create starts with every capability off.
  */
-import type { KeyPolicy } from "../store/records.ts";
+import type { KeyPolicy, KeyPriority } from "../store/records.ts";
 import type { FlagSpec } from "./command.ts";
 import { type FlagReader, modelTag, NONE, recordName, UsageError } from "./flags.ts";
 import { allowDomain, allowIp, allowList } from "./net_rules.ts";
@@ -36,6 +36,7 @@ export const KEY_CREATE_FLAGS = {
   "max-predict": { type: "string" },
   "default-ctx": { type: "string" },
   "default-predict": { type: "string" },
+  priority: { type: "string" },
 } satisfies Record<string, FlagSpec>;
 
 export const KEY_UPDATE_FLAGS = {
@@ -66,6 +67,17 @@ function allowed(flags: FlagReader, flag: string, parse: (raw: string) => string
   return allowList(raws, parse);
 }
 
+const PRIORITIES: readonly KeyPriority[] = ["high", "normal", "low"];
+
+/** Normal is what a key without a priority gets, so setting it clears the field. */
+function priority(flags: FlagReader): KeyPriority | null | undefined {
+  const raw = flags.string("priority");
+  if (raw === undefined) return undefined;
+  const found = PRIORITIES.find((p) => p === raw);
+  if (!found) throw new UsageError(`--priority must be one of high, normal, low, got ${JSON.stringify(raw)}`);
+  return found === "normal" ? null : found;
+}
+
 export function keyPatch(flags: FlagReader): Patch<KeyPolicy> {
   const model = flags.string("model");
   const patch: Patch<KeyPolicy> = {
@@ -85,6 +97,7 @@ export function keyPatch(flags: FlagReader): Patch<KeyPolicy> {
     maxPredict: flags.optionalCount("max-predict"),
     defaultCtx: flags.optionalCount("default-ctx"),
     defaultPredict: flags.optionalCount("default-predict"),
+    priority: priority(flags),
   };
   for (const [flag, field] of Object.entries(CAPABILITIES)) patch[field] = flags.toggle(flag, `no-${flag}`);
   return patch;

@@ -30,6 +30,7 @@ function serverFields(server: ServerRecord): string {
     ["enabled", server.enabled],
     ["maxCtx", server.maxCtx],
     ["maxPredict", server.maxPredict],
+    ["slots", server.slots],
     ["apiKey", server.apiKey === undefined ? "not set" : "set"],
     ["createdAt", server.createdAt],
     ["updatedAt", server.updatedAt],

@@ -189,3 +189,16 @@ Deno.test("server remove deletes, but not while a cluster lists the server", asy
   assert.deepEqual(await admin.json("server", "list"), []);
   assert.match(await admin.fails(1, "server", "remove", "gpu1"), /No server named "gpu1"/);
 });
+
+Deno.test("server --slots: set on add, changed and cleared on update, refused when not a positive integer", async () => {
+  using admin = await AdminHarness.open();
+  assert.equal((await admin.json(...GPU, "--slots", "2")).slots, 2);
+  assert.match(await admin.human("server", "show", "gpu1"), /^slots: +2$/m);
+  assert.equal((await admin.json("server", "update", "gpu1", "--slots", "8")).slots, 8);
+  assert.equal("slots" in await admin.json("server", "update", "gpu1", "--slots", "none"), false);
+  for (const bad of ["0", "-1", "two"]) {
+    const res = await admin.run("server", "update", "gpu1", `--slots=${bad}`);
+    assert.equal(res.code, 2);
+    assert.match(res.err.join(), /--slots must be a positive integer/);
+  }
+});

@@ -15,6 +15,7 @@ export const SERVER_FLAGS = {
   "max-ctx": { type: "string" },
   "max-predict": { type: "string" },
   "api-key": { type: "string" },
+  slots: { type: "string" },
   disabled: { type: "boolean" },
 } satisfies Record<string, FlagSpec>;
 
@@ -85,6 +86,7 @@ export function serverPatch(flags: FlagReader): Patch<ServerRecord> {
     maxCtx: flags.optionalCount("max-ctx"),
     maxPredict: flags.optionalCount("max-predict"),
     apiKey: flags.optionalText("api-key"),
+    slots: flags.optionalCount("slots"),
     enabled: flags.toggle("enabled", "disabled"),
   };
 }

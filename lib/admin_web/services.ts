@@ -28,7 +28,8 @@ export function adminServices(deps: Deps): AdminServices {
       gate: new AdminGate(deps.config.adminToken, deps.now),
       usage: new UsageSummary(deps.view.kv, deps.now),
       series: new UsageSeries(deps.view.kv, deps.now),
-      health: () => healthView(deps.view.snapshot, deps.servers.status(), deps.now()),
+      health: () =>
+        healthView(deps.view.snapshot, deps.servers.status(), deps.now(), deps.scheduler.figures()),
       trustedProxies: RangeList.lenient(deps.config.trustProxy),
     };
     cache.set(deps, services);

@@ -3,7 +3,7 @@
  * the islands as props and sent over the live feed, so the three can never disagree on a field.
  */
 import type { Snapshot } from "../store/view.ts";
-import type { ServerStatus } from "../routing/mod.ts";
+import type { QueueFigures, ServerStatus } from "../routing/mod.ts";
 import type { PeriodName } from "../usage/mod.ts";
 
 /** A server as the page shows it: its live state, beside what the admin configured. */
@@ -38,6 +38,8 @@ export interface HealthView {
   /** When this view was taken, epoch ms. */
   at: number;
   servers: ServerRow[];
+  /** Requests waiting at the gateway for a free server slot, per model (only models with any). */
+  queues?: QueueFigures[];
 }
 
 export interface Tally {
@@ -74,7 +76,12 @@ export interface UsageView {
 }
 
 /** Every configured server, with its live state when the gateway has any (a new one is `unknown`). */
-export function healthView(snapshot: Snapshot, live: ServerStatus[], at: number): HealthView {
+export function healthView(
+  snapshot: Snapshot,
+  live: ServerStatus[],
+  at: number,
+  queues: QueueFigures[] = [],
+): HealthView {
   const byName = new Map(live.map((s) => [s.name, s]));
   const servers = [...snapshot.servers.values()]
     .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
@@ -101,5 +108,5 @@ export function healthView(snapshot: Snapshot, live: ServerStatus[], at: number)
         version: s?.version,
       };
     });
-  return { at, servers };
+  return { at, servers, queues };
 }

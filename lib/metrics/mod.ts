@@ -7,7 +7,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { UsageRecord } from "../usage/types.ts";
-import type { ServerStatus } from "../routing/mod.ts";
+import type { Scheduler, ServerStatus } from "../routing/mod.ts";
 import type { ConnectionStats } from "../http/listener.ts";
 
 /** Seconds; chat answers range from milliseconds (cached, short) to minutes (long generations). */
@@ -113,6 +113,12 @@ export class GatewayMetrics {
     this.#accountingFailures.inc({ stage });
   }
 
+  /** Queue depth and waits per model, and why requests went where they went. */
+  watchRouting(scheduler: Scheduler): this {
+    routingMetrics([this.registry], scheduler);
+    return this;
+  }
+
   text(): Promise<string> {
     return this.registry.metrics();
   }
@@ -207,4 +213,53 @@ function connectionMetrics(registers: Registry[], stats: () => ConnectionStats):
       this.inc({ reason: "idle" }, closed.idle);
     },
   });
+}
+
+const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+function routingMetrics(registers: Registry[], scheduler: Scheduler): void {
+  new Gauge({
+    name: "gateway_queue_depth",
+    help: "Requests waiting at the gateway for a free server slot, per model.",
+    labelNames: ["model"],
+    registers,
+    collect() {
+      this.reset();
+      for (const f of scheduler.figures()) this.set({ model: f.model }, f.depth);
+    },
+  });
+  new Gauge({
+    name: "gateway_queue_oldest_wait_seconds",
+    help: "How long the longest-waiting request of each model has waited so far.",
+    labelNames: ["model"],
+    registers,
+    collect() {
+      this.reset();
+      for (const f of scheduler.figures()) this.set({ model: f.model }, f.oldestWaitMs / 1000);
+    },
+  });
+  const wait = new Histogram({
+    name: "gateway_queue_wait_seconds",
+    help: "Time requests spent in the wait queue before a server took them (or they timed out), per model.",
+    labelNames: ["model"],
+    buckets: WAIT_BUCKETS,
+    registers,
+  });
+  const refusals = new Counter({
+    name: "gateway_queue_refusals_total",
+    help: "Requests that left the wait queue without a server: queue full, wait timed out, or client left.",
+    labelNames: ["model", "reason"],
+    registers,
+  });
+  const routes = new Counter({
+    name: "gateway_route_decisions_total",
+    help: "Why the server that answered was chosen: affinity, loaded, cold, weighted or failover.",
+    labelNames: ["reason"],
+    registers,
+  });
+  scheduler.observer = {
+    routed: (reason) => routes.inc({ reason }),
+    waited: (model, ms) => wait.observe({ model }, ms / 1000),
+    refused: (model, reason) => refusals.inc({ model, reason }),
+  };
 }

@@ -10,6 +10,10 @@ import type { ServerState, Unavailable } from "./server_state.ts";
 export interface Candidate {
   server: ServerRecord;
   model: ServedModel;
+  /** Requests the server runs at once, when the scheduler limits it; failover skips it while it is full. */
+  slots?: number;
+  /** The wait queue holds a slot here for this request (only ever on the first candidate). */
+  reserved?: boolean;
 }
 
 export function findCandidates(snapshot: Snapshot, key: Pick<KeyRecord, "model" | "cluster">): Candidate[] {

@@ -24,8 +24,15 @@ export async function dispatch<T>(
 ): Promise<Attempt<T>> {
   const failures: GatewayError[] = [];
   let skipped = 0;
+  let full = 0;
   for (const candidate of candidates) {
-    const ticket = servers.begin(candidate.server.name);
+    const { server, slots, reserved } = candidate;
+    // Failover never piles onto a server that is already running all it can.
+    if (!reserved && slots !== undefined && servers.load(server.name) >= slots) {
+      full++;
+      continue;
+    }
+    const ticket = servers.begin(server.name, candidate.model.tag, reserved);
     if (!ticket) {
       skipped++;
       continue;
@@ -49,7 +56,8 @@ export async function dispatch<T>(
     throw new BadGateway(`Every server for model "${model}" answered with an invalid response`, false);
   }
   const reasons = [...new Set(failures.map((f) => f.message))].join("; ");
-  const also = skipped ? `; ${skipped} more skipped (circuit open)` : "";
+  const also = (skipped ? `; ${skipped} more skipped (circuit open)` : "") +
+    (full ? `; ${full} more busy` : "");
   throw new NoHealthyServer(
     `All ${failures.length} server(s) for model "${model}" failed: ${reasons}${also}`,
   );

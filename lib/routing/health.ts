@@ -33,7 +33,13 @@ class ProbeError extends Error {
   }
 }
 
-type Get = (suffix: string, label: string, headers?: Record<string, string>) => Promise<unknown>;
+/** `root`: the path is beside the API rather than under it (a base URL ending in /v1 loses that part). */
+interface GetOptions {
+  headers?: Record<string, string>;
+  text?: boolean;
+  root?: boolean;
+}
+type Get = (suffix: string, label: string, options?: GetOptions) => Promise<unknown>;
 type Probe = (get: Get, server: ServerRecord, loadedModels: boolean) => Promise<ProbeResult>;
 
 const TIMED_OUT = Symbol("timed out");
@@ -84,7 +90,7 @@ const PROBES = {
     const headers = server.apiKey ? { Authorization: `Bearer ${server.apiKey}` } : undefined;
     let body: unknown;
     try {
-      body = await get(suffix, "/v1/models", headers);
+      body = await get(suffix, "/v1/models", { headers });
     } catch (error) {
       // Some compatible servers do not list models: alive, but discovery cannot hold them to a list.
       if (error instanceof ProbeError && error.status === 404) return { ok: true };
@@ -93,9 +99,32 @@ const PROBES = {
     const data = (body as { data?: unknown })?.data;
     if (!Array.isArray(data)) throw new ProbeError("/v1/models answered without a data list");
     const models = data.flatMap((m) => typeof m?.id === "string" ? [m.id] : []);
-    return { ok: true, models, facts: factsByName(data, openaiModelFacts, models) };
+    // vLLM's /metrics (at the root, beside /v1) tells how busy it is; other servers may not have it.
+    const figures = await get("/metrics", "/metrics", { headers, text: true, root: true })
+      .then((t) => vllmLoad(String(t)), () => undefined);
+    // vLLM holds its models loaded for as long as it runs; a server that is not vLLM is not assumed to.
+    return {
+      ok: true,
+      models,
+      facts: factsByName(data, openaiModelFacts, models),
+      ...(figures && { loaded: models, ...figures }),
+    };
   },
 } satisfies Record<BackendKind, Probe>;
+
+/** Running and waiting requests from vLLM's Prometheus text, summed over its label sets. */
+function vllmLoad(text: string): { running: number; waiting: number } | undefined {
+  const sum = (name: string) => {
+    let total: number | undefined;
+    for (const m of text.matchAll(new RegExp(`^vllm:${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, "gm"))) {
+      total = (total ?? 0) + Number(m[1]);
+    }
+    return total;
+  };
+  const running = sum("num_requests_running");
+  const waiting = sum("num_requests_waiting");
+  return running === undefined || waiting === undefined ? undefined : { running, waiting };
+}
 
 /** Network errors name the URL; only their kind is kept. */
 function describe(error: unknown, timeoutMs: number): string {
@@ -156,14 +185,15 @@ export class HealthProber {
     const { fetch, state, loadedModels = true, now = Date.now } = this.options;
     const abort = new AbortController();
     const base = server.url.replace(/\/+$/, "");
-    const get: Get = async (suffix, label, headers) => {
-      const res = await fetch(base + suffix, { headers, signal: abort.signal });
+    const get: Get = async (suffix, label, { headers, text, root } = {}) => {
+      const url = (root ? base.replace(/\/v1$/, "") : base) + suffix;
+      const res = await fetch(url, { headers, signal: abort.signal });
       if (!res.ok) {
         await res.body?.cancel().catch(() => {});
         throw new ProbeError(`${label} answered ${res.status}`, res.status);
       }
       try {
-        return await res.json();
+        return await (text ? res.text() : res.json());
       } catch (error) {
         if (abort.signal.aborted) throw error;
         throw new ProbeError(`${label} answered with something that is not JSON`);

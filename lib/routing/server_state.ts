@@ -11,56 +11,15 @@
  * that re-reads at least every second shows it in time.
  */
 import { GatewayError } from "../errors.ts";
-import { Breaker, type BreakerOptions, type BreakerState, type Pass } from "./breaker.ts";
+import { Breaker, type BreakerOptions, type Pass } from "./breaker.ts";
 import { LatencyRing, MinuteCounts } from "./load_window.ts";
 import type { ModelFacts } from "./model_facts.ts";
+import { canonicalModel } from "./canonical_model.ts";
+import { Residency } from "./residency.ts";
+import type { Health, Outcome, ProbeResult, ServerStatus, Unavailable } from "./server_status.ts";
 
-export type Health = "unknown" | "up" | "down";
-
-/**
- * How a request ended for its server. `excused`: it failed, but not through the server's fault (the client's
- * request was refused, an image went to a text-only model, the client left), so it feeds neither the error
- * count nor the breaker.
- */
-export type Outcome = "ok" | "failed" | "excused";
-
-/** Why a server is passed over: its probes fail, its breaker is open, or discovery did not find the model. */
-export type Unavailable = "down" | "circuit open" | "model not found";
-
-export interface ProbeResult {
-  ok: boolean;
-  /** Why the probe failed, in a few words and without any address. */
-  error?: string;
-  durationMs?: number;
-  version?: string;
-  /** Models the server carries; undefined when it could not say. */
-  models?: readonly string[];
-  /** Models loaded in memory now, where the backend says. */
-  loaded?: readonly string[];
-  /** What the model list says about each model, by its listed name (for model discovery). */
-  facts?: ReadonlyMap<string, ModelFacts>;
-}
-
-/** One server's state as plain JSON; times are epoch milliseconds. */
-export interface ServerStatus {
-  name: string;
-  health: Health;
-  breaker: BreakerState;
-  consecutiveFailures: number;
-  inFlight: number;
-  requestsLastMinute: number;
-  /** Failures counted against the server. */
-  errorsLastMinute: number;
-  latencySamples: number;
-  latencyP50Ms?: number;
-  latencyP95Ms?: number;
-  lastProbeAt?: number;
-  lastProbeMs?: number;
-  lastProbeError?: string;
-  version?: string;
-  models?: string[];
-  loadedModels?: string[];
-}
+export { canonicalModel };
+export type { Health, Outcome, ProbeResult, ServerStatus, Unavailable };
 
 /** One request in flight on one server; hand it back to `answered` / `finish`. */
 export interface Ticket {
@@ -77,11 +36,6 @@ export interface ServerStateOptions {
 }
 
 export type Listener = (server: string) => void;
-
-/** Ollama treats `name` and `name:latest` as one model; a tag follows the last colon after the last slash. */
-export function canonicalModel(tag: string): string {
-  return tag.lastIndexOf(":") > tag.lastIndexOf("/") ? tag : `${tag}:latest`;
-}
 
 /** The outcome a failed request reports: only errors that say the server is unwell count against it. */
 export function outcomeOf(error: unknown): Outcome {
@@ -101,6 +55,11 @@ class Entry {
   loaded?: string[];
   /** By canonical model name. */
   facts?: Map<string, ModelFacts>;
+  reserved = 0;
+  discoveredSlots?: number;
+  readonly residency = new Residency();
+  /** Requests in flight per model. */
+  readonly active = new Map<string, number>();
 
   constructor(readonly name: string, readonly breaker: Breaker, readonly latency: LatencyRing) {}
 }
@@ -113,6 +72,7 @@ class Admission implements Ticket {
     readonly entry: Entry,
     readonly startedAt: number,
     readonly pass: Pass,
+    readonly model?: string,
   ) {}
 }
 
@@ -125,15 +85,48 @@ export class ServerState {
     this.#now = options.now;
   }
 
-  /** Claims a slot on the server (the breaker's trial, when half-open); undefined means skip it for now. */
-  begin(server: string): Ticket | undefined {
+  /**
+   * Claims a slot on the server (the breaker's trial, when half-open); undefined means skip it for now.
+   * `reserved`: the request holds a slot the wait queue promised it there, which this turns into the claim.
+   */
+  begin(server: string, model?: string, reserved = false): Ticket | undefined {
     const entry = this.#entry(server);
-    if (entry.health === "down") return undefined;
+    if (reserved && entry.reserved > 0) entry.reserved--;
+    if (entry.health === "down") return this.#changed(entry);
     const pass = entry.breaker.admit();
-    if (!pass) return undefined;
+    if (!pass) return this.#changed(entry);
     entry.inFlight++;
+    if (model !== undefined) {
+      entry.active.set(model, (entry.active.get(model) ?? 0) + 1);
+      entry.residency.sent(model);
+    }
     this.#changed(entry);
-    return new Admission(server, entry, this.#now(), pass);
+    return new Admission(server, entry, this.#now(), pass, model);
+  }
+
+  /** Holds a slot for a request about to begin there, so nobody else takes it in between. */
+  reserve(server: string): void {
+    this.#entry(server).reserved++;
+  }
+
+  /** Slots in use or promised. */
+  load(server: string): number {
+    const entry = this.#servers.get(server);
+    return entry ? entry.inFlight + entry.reserved : 0;
+  }
+
+  /** Whether `server` holds `model` loaded; undefined where nothing is known. */
+  hasLoaded(server: string, model: string): boolean | undefined {
+    return this.#servers.get(server)?.residency.has(model);
+  }
+
+  /** Whether loading another model there would unload one (also when its memory is unknown). */
+  memoryFull(server: string): boolean {
+    return this.#servers.get(server)?.residency.full ?? true;
+  }
+
+  discoveredSlots(server: string): number | undefined {
+    return this.#servers.get(server)?.discoveredSlots;
   }
 
   /**
@@ -158,6 +151,7 @@ export class ServerState {
     const { entry, pass } = t;
     const now = this.#now();
     entry.inFlight--;
+    if (t.model !== undefined) entry.active.set(t.model, (entry.active.get(t.model) ?? 1) - 1);
     entry.counts.add(now, outcome === "failed");
     if (outcome === "failed") {
       // Also after `answered`: a stream that breaks midway is the server's failure too.
@@ -183,6 +177,9 @@ export class ServerState {
       entry.carried = result.models && new Set(result.models.map(canonicalModel));
       entry.loaded = result.loaded && [...result.loaded];
       entry.facts = result.facts && new Map([...result.facts].map(([name, f]) => [canonicalModel(name), f]));
+      if (result.loaded) entry.residency.probed(result.loaded, (m) => (entry.active.get(m) ?? 0) > 0);
+      // A server that keeps requests waiting while running N shows that N is all it runs at once.
+      if (result.waiting && result.running) entry.discoveredSlots = result.running;
       entry.breaker.probePassed();
     } else {
       entry.health = "down";
@@ -236,6 +233,9 @@ export class ServerState {
           version: e.version,
           models: e.models && [...e.models],
           loadedModels: e.loaded && [...e.loaded],
+          reserved: e.reserved,
+          residentModels: e.residency.list(),
+          discoveredSlots: e.discoveredSlots,
         };
       });
   }
@@ -270,7 +270,7 @@ export class ServerState {
     return entry;
   }
 
-  #changed(entry: Entry): void {
+  #changed(entry: Entry): undefined {
     // A request still running on a forgotten server must not resurrect it in anyone's view.
     if (this.#servers.get(entry.name) === entry) this.#notify(entry.name);
   }

@@ -186,6 +186,7 @@ Deno.test("server state: status is plain JSON", () => {
     latencySamples: 0,
     lastProbeAt: clock.t,
     models: ["m1"],
+    reserved: 0,
   });
   status[1].models!.push("mutated");
   assert.deepEqual(state.status()[1].models, ["m1"], "status is a copy");

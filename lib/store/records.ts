@@ -23,6 +23,8 @@ export interface ServerRecord {
   maxPredict?: number;
   /** Sent as a bearer token to OpenAI-compatible backends. */
   apiKey?: string;
+  /** Requests the server runs at once (OLLAMA_NUM_PARALLEL, vLLM's batch); more wait at the gateway. */
+  slots?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -65,7 +67,11 @@ export interface KeyPolicy extends TokenQuotas {
   maxPredict?: number;
   defaultCtx?: number;
   defaultPredict?: number;
+  /** Place in the gateway's wait queue when every server is busy; absent means normal. */
+  priority?: KeyPriority;
 }
+
+export type KeyPriority = "high" | "normal" | "low";
 
 export interface KeyRecord extends KeyPolicy {
   id: string;

@@ -1,0 +1,99 @@
+/**
+ * The routing bench's world: four fake Ollama servers (each holding two of three models, two slots, real
+ * load times and token rates, compressed) and a gateway in its own process on a fresh store, with one key
+ * per model. Every run gets a fresh fleet in the same starting state, so two routing policies see the same.
+ */
+import { Catalog } from "../lib/store/catalog.ts";
+import { createKey } from "../lib/store/keys.ts";
+import { openStore } from "../lib/store/kv.ts";
+import { basePolicy } from "../lib/store/records.ts";
+import { FakeLlmOllama } from "../tests/fakes/fake_llm.ts";
+import { type Child, spawnDeno } from "./support/spawn.ts";
+
+export const MODELS = ["alpha:8b", "beta:8b", "gamma:8b"];
+
+/** Compressed time: a load of ~40 s becomes 400 ms, a token of ~40 ms becomes 4 ms (all ×0.01). */
+export const FLEET = {
+  servers: 4,
+  slots: 2,
+  modelMemory: 2,
+  loadMs: 400,
+  promptMsPerToken: 0.25,
+  tokenMs: 4,
+  cacheEntries: 8,
+};
+
+/** Which two models each server starts with: every model on at least two servers. */
+const PRELOADED = [["alpha:8b", "beta:8b"], ["beta:8b", "gamma:8b"], ["gamma:8b", "alpha:8b"], [
+  "alpha:8b",
+  "beta:8b",
+]];
+
+export interface Fleet {
+  fakes: FakeLlmOllama[];
+  gateway: Child;
+  /** Key secret per model. */
+  keys: Map<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startFleet(policy: "scheduled" | "weighted"): Promise<Fleet> {
+  const fakes = PRELOADED.map((preloaded, i) =>
+    FakeLlmOllama.start(`gpu${i + 1}`, {
+      models: MODELS,
+      preloaded,
+      slots: FLEET.slots,
+      modelMemory: FLEET.modelMemory,
+      loadMs: FLEET.loadMs,
+      promptMsPerToken: FLEET.promptMsPerToken,
+      tokenMs: FLEET.tokenMs,
+      cacheEntries: FLEET.cacheEntries,
+    })
+  );
+  const dir = await Deno.makeTempDir({ prefix: "gateway-routing-bench-" });
+  const keys = new Map<string, string>();
+  const kv = await openStore(`${dir}/gateway.kv`);
+  try {
+    const catalog = new Catalog(kv);
+    for (const fake of fakes) {
+      await catalog.servers.add({
+        name: fake.name,
+        url: fake.url,
+        kind: "ollama",
+        models: MODELS.map((tag) => ({ tag })),
+        weight: 1,
+        enabled: true,
+        slots: FLEET.slots,
+      });
+    }
+    for (const model of MODELS) {
+      keys.set(model, (await createKey(kv, { ...basePolicy(model), name: model })).secret);
+    }
+  } finally {
+    kv.close();
+  }
+  const gateway = await spawnDeno({
+    name: `gateway (${policy})`,
+    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"],
+    env: {
+      GATEWAY_KV: `${dir}/gateway.kv`,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      GATEWAY_ROUTING: policy,
+      GATEWAY_PROBE_INTERVAL_MS: "1000",
+      // Compressed time: a minute of waiting becomes a few seconds.
+      GATEWAY_QUEUE_WAIT_MS: "20000",
+      GATEWAY_QUEUE_MAX: "1000",
+    },
+  });
+  return {
+    fakes,
+    gateway,
+    keys,
+    close: async () => {
+      await gateway.stop();
+      for (const fake of fakes) await fake.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}

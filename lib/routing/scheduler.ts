@@ -1,0 +1,252 @@
+/**
+ * @module Scheduling: where a request goes and when. It ranks the candidates with the scorer and sends the
+ * request at once when the best one has a free slot, holding that slot for it until it begins; when every
+ * candidate is full it waits in the wait queue (bounded in length per model and in time), and leaves it the
+ * moment a slot frees (the server state says so synchronously), its time runs out (one sweep timer for the
+ * whole queue, running only while something waits) or its client leaves. The pipeline gets an ordered list
+ * of candidates and, once a server answered, the route's headers; it never learns why.
+ *
+ * The "weighted" policy is the gateway before scheduling (a weighted random order, no slots, no queue), kept
+ * so the two can be compared on one workload.
+ */
+import type { ChatMessage } from "../chat/types.ts";
+import { ClientClosed, GatewayError, QueueFull, QueueTimeout } from "../errors.ts";
+import { AffinityTable, prefixPrints } from "./affinity.ts";
+import type { Candidate } from "./candidates.ts";
+import { rank, type RouteReason } from "./scorer.ts";
+import type { ServerState } from "./server_state.ts";
+import { type Priority, type QueueFigures, type Waiter, WaitQueue } from "./wait_queue.ts";
+import { weightedOrder } from "./weighted_order.ts";
+
+export type RoutingPolicy = "scheduled" | "weighted";
+
+export interface SchedulerOptions {
+  state: ServerState;
+  now: () => number;
+  random: () => number;
+  policy?: RoutingPolicy;
+  /** Slots of a server without `--slots` and without discovered ones; unset, such a server is not limited. */
+  defaultSlots?: number;
+  maxWaitMs?: number;
+  /** Requests waiting per model at most. */
+  maxQueue?: number;
+  priorityStepMs?: number;
+  affinityTtlMs?: number;
+}
+
+/** What the metrics hear about; called synchronously, so it must only count. */
+export interface RoutingObserver {
+  routed(reason: RouteReason): void;
+  waited(model: string, ms: number): void;
+  refused(model: string, why: "full" | "timeout" | "left"): void;
+}
+
+export interface Route {
+  candidates: Candidate[];
+  /** The server that answered: notes the conversation's place and returns the headers telling the route. */
+  served(candidate: Candidate): Record<string, string>;
+}
+
+interface Pending {
+  model: string;
+  prints: number[];
+  roles: string[];
+  affinity?: string;
+}
+
+/** How often a waiting request may be overtaken by later ones that find a cached prefix or a loaded model. */
+const MAX_OVERTAKEN = 2;
+
+/** The client left (499), or the stopping gateway ended the wait (503 shutting_down): the signal says which. */
+function whyAborted(signal: AbortSignal): GatewayError {
+  return signal.reason instanceof GatewayError ? signal.reason : new ClientClosed();
+}
+
+export class Scheduler {
+  readonly policy: RoutingPolicy;
+  readonly defaultSlots: number;
+  readonly maxWaitMs: number;
+  readonly maxQueue: number;
+  readonly #affinity: AffinityTable;
+  readonly #queue: WaitQueue<Pending>;
+  #sweep?: ReturnType<typeof setInterval>;
+  #pumping = false;
+  observer?: RoutingObserver;
+
+  constructor(readonly options: SchedulerOptions) {
+    this.policy = options.policy ?? "scheduled";
+    this.defaultSlots = options.defaultSlots ?? Infinity;
+    this.maxWaitMs = options.maxWaitMs ?? 30_000;
+    this.maxQueue = options.maxQueue ?? 100;
+    this.#queue = new WaitQueue(options.priorityStepMs ?? 5_000);
+    this.#affinity = new AffinityTable(options.affinityTtlMs ?? 600_000, 100_000);
+    options.state.subscribe(() => this.#pump());
+  }
+
+  /** Candidates for one request, in order; waits while every one of them is full. */
+  place(
+    model: string,
+    candidates: Candidate[],
+    messages: readonly ChatMessage[],
+    priority: Priority = "normal",
+    signal?: AbortSignal,
+  ): Route | Promise<Route> {
+    const { state, now, random } = this.options;
+    if (this.policy === "weighted") {
+      return this.#route(weightedOrder(candidates, (c) => c.server.weight, random), "weighted", 0, [], model);
+    }
+    const prints = prefixPrints(model, messages);
+    const roles = messages.map((m) => m.role);
+    const pending: Pending = { model, prints, roles, affinity: this.#affinity.lookup(prints, roles, now()) };
+    if (this.#queue.depth(model) === 0) {
+      const ranking = rank(candidates, state, { ...pending, random, defaultSlots: this.defaultSlots });
+      if (ranking.room && (ranking.warm || this.#coldStartPays(ranking, 1, 0))) {
+        return this.#admitted(ranking.order, ranking.reason, 0, pending);
+      }
+    }
+    if (this.#queue.depth(model) >= this.maxQueue) {
+      this.observer?.refused(model, "full");
+      throw new QueueFull(model, this.#retryAfterS());
+    }
+    if (signal?.aborted) throw whyAborted(signal);
+    return this.#wait(model, candidates, priority, pending, signal);
+  }
+
+  /** Requests waiting now, per model. */
+  figures(): QueueFigures[] {
+    return this.#queue.figures(this.options.now());
+  }
+
+  /** Ends the sweep; waiting requests are left to their clients (a stopping gateway ends them itself). */
+  close(): void {
+    clearInterval(this.#sweep);
+    this.#sweep = undefined;
+  }
+
+  #wait(
+    model: string,
+    candidates: Candidate[],
+    priority: Priority,
+    pending: Pending,
+    signal?: AbortSignal,
+  ): Promise<Route> {
+    const now = this.options.now();
+    const { promise, resolve, reject } = Promise.withResolvers<Route>();
+    const leave = () => {
+      if (!this.#queue.remove(waiter)) return;
+      this.observer?.refused(model, "left");
+      reject(whyAborted(signal!));
+    };
+    const waiter: Waiter<Pending> = {
+      model,
+      candidates,
+      enqueuedAt: now,
+      virtual: this.#queue.virtualTime(now, priority),
+      deadline: now + this.maxWaitMs,
+      context: pending,
+      overtaken: 0,
+      admit: (order, reason) => {
+        signal?.removeEventListener("abort", leave);
+        resolve(this.#admitted(order, reason, this.options.now() - now, pending));
+      },
+      refuse: (error) => {
+        signal?.removeEventListener("abort", leave);
+        reject(error);
+      },
+    };
+    signal?.addEventListener("abort", leave, { once: true });
+    this.#queue.add(waiter);
+    this.#sweep ??= setInterval(() => this.#sweepNow(), Math.max(10, Math.min(250, this.maxWaitMs / 4)));
+    return promise;
+  }
+
+  /** Holds the first candidate's slot; `begin` there turns the hold into the request's claim. */
+  #admitted(order: Candidate[], reason: RouteReason, waitedMs: number, pending: Pending): Route {
+    const [first, ...rest] = order;
+    this.options.state.reserve(first.server.name);
+    return this.#route(
+      [{ ...first, reserved: true }, ...rest],
+      reason,
+      waitedMs,
+      pending.prints,
+      pending.model,
+    );
+  }
+
+  #route(order: Candidate[], reason: RouteReason, waitedMs: number, prints: number[], model: string): Route {
+    const first = order[0]?.server.name;
+    return {
+      candidates: order,
+      served: (candidate) => {
+        const name = candidate.server.name;
+        const why = name === first ? reason : "failover";
+        if (this.policy === "scheduled") this.#affinity.remember(prints, name, this.options.now());
+        this.observer?.routed(why);
+        const headers: Record<string, string> = { "X-Gateway-Route": why };
+        if (waitedMs > 0) headers["X-Gateway-Queue-Ms"] = String(Math.round(waitedMs));
+        if (waitedMs > 0 || this.policy === "scheduled") this.observer?.waited(model, waitedMs);
+        return headers;
+      },
+    };
+  }
+
+  /**
+   * A load costs seconds and unloads a model others use, so a request whose model is loaded elsewhere (only
+   * busy) waits for it rather than load it on a free server, unless the model's demand outgrows the servers
+   * holding it (more waiting than they have slots) or it has waited a quarter of its longest wait.
+   */
+  #coldStartPays(ranking: { warmSlots: number }, waiting: number, waitedMs: number): boolean {
+    return ranking.warmSlots === 0 || waiting > ranking.warmSlots || waitedMs >= this.maxWaitMs / 4;
+  }
+
+  /**
+   * Lets waiters go while slots are free, in queue order: first those whose conversation's prefix is cached
+   * where a slot is free, then those a free slot can serve without a load (a freed slot goes to a request
+   * whose model is there, even behind others in the queue), then those for whom a load is worth it.
+   */
+  #pump(): void {
+    if (this.#pumping || this.#queue.length === 0) return;
+    this.#pumping = true;
+    try {
+      const { state, random, now } = this.options;
+      for (const pass of ["overdue", "affine", "warm", "any"] as const) {
+        const passed: Waiter<Pending>[] = [];
+        for (const w of this.#queue.inOrder()) {
+          const skip = (pass === "affine" && w.context.affinity === undefined) ||
+            (pass === "overdue" && w.overtaken < MAX_OVERTAKEN);
+          const live = skip ? [] : w.candidates.filter((c) => state.isRoutable(c.server.name, c.model.tag));
+          const ranking = rank(live, state, { ...w.context, random, defaultSlots: this.defaultSlots });
+          const mayLoad = pass === "any";
+          const go = ranking.room && (pass === "affine" ? ranking.affine : ranking.warm ||
+            (mayLoad && this.#coldStartPays(ranking, this.#queue.depth(w.model), now() - w.enqueuedAt)));
+          if (!go || !this.#queue.remove(w)) {
+            passed.push(w);
+            continue;
+          }
+          // Going first for a cached prefix or a loaded model is bounded: whoever it overtakes soon goes next.
+          if (pass === "affine" || pass === "warm") { for (const p of passed) p.overtaken++; }
+          w.admit(ranking.order, ranking.reason);
+        }
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  #sweepNow(): void {
+    const now = this.options.now();
+    for (const w of this.#queue.inOrder()) {
+      if (now < w.deadline || !this.#queue.remove(w)) continue;
+      this.observer?.refused(w.model, "timeout");
+      this.observer?.waited(w.model, now - w.enqueuedAt);
+      w.refuse(new QueueTimeout(w.model, now - w.enqueuedAt, this.#retryAfterS()));
+    }
+    this.#pump();
+    if (this.#queue.length === 0) this.close();
+  }
+
+  /** A hint, not a promise: a quarter of the longest wait, at least a second. */
+  #retryAfterS(): number {
+    return Math.max(1, Math.ceil(this.maxWaitMs / 4000));
+  }
+}
