@@ -58,6 +58,33 @@ function ServerCard({ s, now }: { s: ServerRow; now: number }) {
   );
 }
 
+/** Requests waiting at the gateway for a free server slot, per model; only shown while any wait. */
+function WaitQueues({ queues }: { queues: NonNullable<HealthView["queues"]> }) {
+  return (
+    <div class="queues" data-queues={queues.length}>
+      <h3>Waiting for a free server</h3>
+      <table>
+        <thead>
+          <tr>
+            <th>Model</th>
+            <th class="num">Waiting</th>
+            <th class="num">Longest wait</th>
+          </tr>
+        </thead>
+        <tbody>
+          {queues.map((q) => (
+            <tr key={q.model} data-model={q.model}>
+              <td>{q.model}</td>
+              <td class="num queue-depth">{count(q.depth)}</td>
+              <td class="num">{ms(q.oldestWaitMs)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export default function ServerHealth(props: { initial: HealthView }) {
   const view = liveValue("health", props.initial).value;
   const up = view.servers.filter((s) => s.enabled && s.health === "up").length;
@@ -79,6 +106,7 @@ export default function ServerHealth(props: { initial: HealthView }) {
             {view.servers.map((s) => <ServerCard key={s.name} s={s} now={view.at} />)}
           </div>
         )}
+      {view.queues?.length ? <WaitQueues queues={view.queues} /> : null}
     </section>
   );
 }

@@ -112,6 +112,9 @@ Deno.test("scheduling: a full queue answers 429 at once and a wait that times ou
     headers: { Authorization: "Bearer admin-secret" },
   });
   assert.deepEqual((await admin.json()).health.queues, [{ model: "m1", depth: 1, oldestWaitMs: 0 }]);
+  const page = await (await fetch(`${f.gw.url}/admin`, { headers: { Authorization: "Bearer admin-secret" } }))
+    .text();
+  assert.match(page, /<tr data-model="m1"><td>m1<\/td><td class="num queue-depth">1<\/td>/);
 
   const full = await f.gw.post(A, key, ask("third"));
   assert.equal(full.status, 429);

@@ -73,7 +73,8 @@ export class UsageSeries {
     const now = this.now();
     const horizon = Math.floor(now / DAY_MS) * DAY_MS - (DAYS - 1) * DAY_MS;
     if (this.#scanFrom < horizon - OVERLAP_MS) this.#scanFrom = Math.max(this.#scanFrom, horizon);
-    const start: Deno.KvKey = [USAGE_PREFIX, encodeTime(this.#scanFrom)];
+    // A time id cannot be before the epoch (a clock that young only happens in tests, but must not fail).
+    const start: Deno.KvKey = [USAGE_PREFIX, encodeTime(Math.max(0, this.#scanFrom))];
     const nextFrom = Math.max(this.#scanFrom, now - OVERLAP_MS);
     for await (const entry of this.kv.list<UsageRecord>({ prefix: [USAGE_PREFIX], start })) {
       const id = entry.key[1] as string;
