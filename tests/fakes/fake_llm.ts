@@ -68,6 +68,12 @@ abstract class FakeLlm {
 
   protected abstract handle(path: string, req: Request): Response | Promise<Response>;
 
+  /** One whole generation, for a client that does not stream. */
+  protected generateWhole(model: string, body: Json, limit: unknown, signal: AbortSignal) {
+    this.chats.set(model, (this.chats.get(model) ?? 0) + 1);
+    return this.engine.run(model, messagesOf(body), this.outputTokens(limit), () => {}, signal);
+  }
+
   /**
    * Streams one generation: `frame` renders each token, `end` the closing lines. The engine's work follows
    * the client: a client that leaves stops the generation and frees the slot.
@@ -120,14 +126,7 @@ export class FakeLlmOllama extends FakeLlm {
       "\n";
     const limit = (body.options as Json | undefined)?.num_predict;
     if (body.stream === false) {
-      this.chats.set(model, (this.chats.get(model) ?? 0) + 1);
-      const r = await this.engine.run(
-        model,
-        messagesOf(body),
-        this.outputTokens(limit),
-        () => {},
-        req.signal,
-      );
+      const r = await this.generateWhole(model, body, limit, req.signal);
       return Response.json({
         model,
         created_at,
@@ -192,14 +191,7 @@ export class FakeLlmVllm extends FakeLlm {
       });
     const limit = body.max_tokens ?? body.max_completion_tokens;
     if (body.stream !== true) {
-      this.chats.set(model, (this.chats.get(model) ?? 0) + 1);
-      const r = await this.engine.run(
-        model,
-        messagesOf(body),
-        this.outputTokens(limit),
-        () => {},
-        req.signal,
-      );
+      const r = await this.generateWhole(model, body, limit, req.signal);
       return Response.json({
         ...head,
         object: "chat.completion",
