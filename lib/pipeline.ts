@@ -28,7 +28,6 @@ function callContext(deps: Deps, signal: AbortSignal): CallContext {
   const { connectTimeoutMs, firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs, maxAnswerBytes } =
     deps.config;
   return {
-    fetch: deps.fetch,
     reach: deps.reach,
     connectTimeoutMs,
     firstByteTimeoutMs,

@@ -10,7 +10,6 @@ import type { Reachability } from "./reachability.ts";
 import type { InvalidValueSink } from "./answer_values.ts";
 
 export interface CallContext {
-  fetch: typeof fetch;
   /** Time allowed to open a connection to a server that has not answered lately. */
   connectTimeoutMs: number;
   /** Which servers answered lately; without it no connect check is made. */

@@ -3,10 +3,13 @@
  * failover that needs to know HTTP. Backend URLs stay out of the messages, which may reach clients.
  */
 import { BackendFailure, BadGateway, GatewayError, ImageNotSupported, InvalidRequest } from "../errors.ts";
+import { Buffer } from "node:buffer";
 import type { CallContext } from "./adapter.ts";
+import { type ChunkReader, post, type UpstreamAnswer } from "./upstream.ts";
 
 /** Error bodies are read only this far: enough for a message, bounded against a hostile backend. */
 const ERROR_BODY_LIMIT = 8192;
+const JSON_ONLY = { "Content-Type": "application/json" };
 const IMAGE_TROUBLE = /image|vision|multimodal|projector/i;
 
 export interface PostOptions {
@@ -49,24 +52,26 @@ function classify(status: number, message: string, opts: PostOptions): GatewayEr
   return new InvalidRequest(`The model server rejected the request: ${message}`);
 }
 
-async function readCapped(res: Response, limit: number): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: BlobPart[] = [];
+async function readCapped(body: ChunkReader, limit: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
   let size = 0;
-  while (size < limit) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value as Uint8Array<ArrayBuffer>);
-    size += value.byteLength;
+  try {
+    while (size < limit) {
+      const { done, value } = await body.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // What arrived before the break is the message.
   }
-  await reader.cancel().catch(() => {});
-  return new TextDecoder().decode((await new Blob(chunks).bytes()).subarray(0, limit));
+  body.cancel();
+  return Buffer.concat(chunks).subarray(0, limit).toString("utf8");
 }
 
 /** An open backend response (2xx) and the means to stop it. */
 export interface OpenResponse {
-  response: Response;
+  answer: UpstreamAnswer;
   abort: AbortController;
   /** Detaches from the client's signal and clears timers; call when done with the response. */
   release(): void;
@@ -87,18 +92,18 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
   };
   try {
     await ctx.reach?.check(url, ctx.connectTimeoutMs, abort.signal);
-    const response = await ctx.fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", ...opts.headers },
-      body: JSON.stringify(body),
-      signal: abort.signal,
-    });
+    const answer = await post(
+      url,
+      opts.headers ? { ...JSON_ONLY, ...opts.headers } : JSON_ONLY,
+      JSON.stringify(body),
+      abort.signal,
+    );
     clearTimeout(timer);
     ctx.reach?.answered(url);
-    if (!response.ok) {
-      throw classify(response.status, errorMessage(await readCapped(response, ERROR_BODY_LIMIT)), opts);
+    if (answer.status < 200 || answer.status > 299) {
+      throw classify(answer.status, errorMessage(await readCapped(answer.body, ERROR_BODY_LIMIT)), opts);
     }
-    return { response, abort, release } satisfies OpenResponse;
+    return { answer, abort, release } satisfies OpenResponse;
   } catch (error) {
     release();
     if (error instanceof GatewayError || ctx.signal?.aborted) throw error;
@@ -113,28 +118,25 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
  * A whole answer as text, at most `limit` bytes. A declared length is checked first and then read in one go
  * (the runtime's fast path); an answer without one is read piece by piece and given up once it passes the limit.
  */
-async function readAnswer(response: Response, limit: number, abort: AbortController): Promise<string> {
+async function readAnswer(answer: UpstreamAnswer, limit: number, abort: AbortController): Promise<string> {
   const tooLarge = () => {
     abort.abort();
     return new BadGateway(`The model server's answer is larger than ${limit} bytes`);
   };
-  const declared = response.headers.get("content-length");
-  if (declared !== null) {
-    if (Number(declared) > limit) throw tooLarge();
-    return await response.text();
-  }
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
+  const declared = answer.header("content-length");
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge();
+  const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
+    const { done, value } = await answer.body.read();
+    if (done) break;
     size += value.byteLength;
     if (size > limit) throw tooLarge();
-    text += decoder.decode(value, { stream: true });
+    chunks.push(value);
   }
+  return chunks.length === 1
+    ? (chunks[0] as Buffer).toString("utf8")
+    : Buffer.concat(chunks).toString("utf8");
 }
 
 /** A non-streamed call: the whole answer as parsed JSON, within the response timeout. */
@@ -144,13 +146,13 @@ export async function postJson(
   ctx: CallContext,
   opts: PostOptions,
 ): Promise<unknown> {
-  const { response, abort, release } = await openResponse(url, body, ctx, opts);
+  const { answer, abort, release } = await openResponse(url, body, ctx, opts);
   const timer = setTimeout(
     () => abort.abort(new DOMException("body", "TimeoutError")),
     ctx.responseTimeoutMs,
   );
   try {
-    const text = await readAnswer(response, ctx.maxAnswerBytes, abort);
+    const text = await readAnswer(answer, ctx.maxAnswerBytes, abort);
     try {
       return JSON.parse(text);
     } catch {

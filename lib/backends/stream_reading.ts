@@ -10,7 +10,7 @@ import { BackendFailure, BadGateway, GatewayError } from "../errors.ts";
 import type { OpenResponse } from "./http_call.ts";
 import type { ChatEvent } from "../chat/types.ts";
 import type { CallContext } from "./adapter.ts";
-import { type ChunkReader, chunkReader } from "./chunk_reader.ts";
+import type { ChunkReader } from "./upstream.ts";
 
 /** Cuts decoded text into payloads, keeping what is not complete yet for the next piece. */
 export interface Framing {
@@ -161,15 +161,11 @@ export async function readEventStream(
     open.abort.abort();
     open.release();
   };
-  if (!open.response.body) {
-    stop();
-    throw new BadGateway("The model server answered with an empty stream");
-  }
-  const reader = chunkReader(open.response.body);
+  const reader = open.answer.body;
   let complete = false;
   // The idle timeout watches the reads themselves: silence is no bytes at all, however they are framed.
   const reads = withIdleTimeout(
-    { next: () => reader.read() as Promise<IteratorResult<Uint8Array>> },
+    { next: () => reader.read() },
     idleMs,
     stop,
   );

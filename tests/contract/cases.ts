@@ -89,7 +89,6 @@ export function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
 
 export function context(overrides: Partial<CallContext> = {}): CallContext {
   return {
-    fetch: globalThis.fetch,
     reach: new Reachability(),
     connectTimeoutMs: 2_000,
     firstByteTimeoutMs: 10_000,
