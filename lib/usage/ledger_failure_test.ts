@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { UsageLedger } from "./ledger.ts";
-import { assertLedgerMatches, faultyStore, rows, sample, storeTest } from "./test_support.ts";
+import { assertLedgerMatches, faultyStore, records as stored, sample, storeTest } from "./test_support.ts";
 
 const records = Array.from({ length: 30 }, (_, i) => sample({ promptTokens: i + 1, keyId: `key_${i % 3}` }));
 
@@ -51,7 +51,7 @@ storeTest("when every attempt fails, flush() rejects and the records stay queued
     );
   }
   assert.equal(errors.length, 1);
-  assert.deepEqual(await rows(kv, ["usage"]), []);
+  assert.deepEqual(await stored(kv, ["usage"]), []);
   // The store is healthy again: what was queued, and what came after, is written once.
   for (const rec of records.slice(5)) ledger.record(rec);
   await ledger.close();
@@ -69,7 +69,7 @@ Deno.test("concurrent flush() calls all resolve once their records are durable",
       const seen = i + 1;
       flushes.push(
         ledger.flush().then(async () => {
-          assert.ok((await rows(kv, ["usage"])).length >= seen);
+          assert.ok((await stored(kv, ["usage"])).length >= seen);
         }),
       );
     }
