@@ -15,7 +15,11 @@ import { type BatchRow, type EncodedRecord, namesBytes } from "./row_codec.ts";
 
 export type { CounterDelta } from "./counter_sums.ts";
 
-export const MAX_BATCH_RECORDS = 100;
+/**
+ * A commit's cost in the store is mostly per commit (the counters, the sync), little per record, so batches
+ * are large; a record's place in its batch must fit the byte an index row gives it.
+ */
+export const MAX_BATCH_RECORDS = 250;
 
 /**
  * Record sizes are upper bounds of the serialized size (`RecordEncoder.bytes`), not estimates, so the margin

@@ -40,7 +40,7 @@ function selector(prefix: Deno.KvKey, since: Date | undefined): Deno.KvListSelec
 
 /** The ledger's records in order: every batch row from `since` on. */
 async function* allRecords(kv: Deno.Kv, since?: Date): AsyncGenerator<UsageRecord> {
-  // A row holds up to a hundred records (one in a store from before batching).
+  // A row holds up to 250 records (one in a store from before batching).
   for await (const entry of kv.list<LedgerRow>(selector([USAGE_PREFIX], since), { batchSize: 20 })) {
     yield* rowRecords(entry.value);
   }

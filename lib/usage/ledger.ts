@@ -25,7 +25,7 @@ export { readTotals, type Totals, type TotalsScope } from "./kv_layout.ts";
 export { listUsage, type UsageFilter } from "./history.ts";
 
 export interface UsageLedgerOptions {
-  /** Records per commit, at most 100 (default 100). */
+  /** Records per commit, at most 250 (default 250; fewer when they are large). */
   batchSize?: number;
   /** How soon queued records are written when nobody calls `flush()` (default 100 ms). */
   flushIntervalMs?: number;

@@ -5,7 +5,16 @@
 import assert from "node:assert/strict";
 import { listUsage, readTotals, UsageLedger } from "./ledger.ts";
 import type { UsageRecord } from "./types.ts";
-import { assertLedgerMatches, records as stored, sample, storedCounters, storeTest } from "./test_support.ts";
+import { serialize } from "node:v8";
+import { MAX_ROW_BYTES } from "./batch.ts";
+import {
+  assertLedgerMatches,
+  records as stored,
+  rows,
+  sample,
+  storedCounters,
+  storeTest,
+} from "./test_support.ts";
 
 const NOW = new Date("2026-11-22T12:00:00.000Z");
 
@@ -202,4 +211,27 @@ Deno.test("an onError that throws breaks neither record() nor the writer", async
   await ledger.close();
   assert.equal((await stored(kv, ["usage"])).length, 1);
   kv.close();
+});
+
+storeTest("many large records: every batch row stays under KV's value limit, none is refused", async (kv) => {
+  const errors: unknown[] = [];
+  const ledger = new UsageLedger(kv, { flushIntervalMs: 60_000, onError: (e) => errors.push(e) });
+  const records = Array.from({ length: 200 }, (_, i) =>
+    sample({
+      keyId: `key_${i % 4}`,
+      errorCode: `${i}:`.padEnd(1000 + (i % 5) * 700, i % 2 ? "x" : "é"),
+      server: "服务器".repeat(i % 50),
+      status: "error",
+    }));
+  for (const rec of records) ledger.record(rec);
+  await ledger.close();
+  assert.deepEqual(errors, []);
+  await assertLedgerMatches(kv, records);
+  const batches = await rows(kv, ["usage"]);
+  assert.ok(batches.length >= 10, `${batches.length} rows`);
+  for (const { value } of batches) {
+    const bytes = serialize(value).length;
+    assert.ok(bytes <= MAX_ROW_BYTES && bytes < 65_536, String(bytes));
+  }
+  assert.deepEqual(await listUsage(kv, { keyId: "key_3" }), records.filter((r) => r.keyId === "key_3"));
 });
