@@ -2,11 +2,13 @@
  * @module The usage ledger: every request leaves one record (key-less refusals beyond a per-minute budget
  * excepted, see `keyless_budget.ts`), and its tokens are added to the day, week and
  * month counters of its key and its key's user in the same atomic commit, so records and counters can never
- * disagree. `record()` only queues; group commits write the queue off the request path.
+ * disagree. `record()` only adds to the open batch (`batch.ts`); group commits write batches off the request
+ * path, each once it is full or once the flush interval has passed.
  *
- * Counters are read, checked and rewritten rather than `sum`med: Deno KV drops a key's expiry on `sum`,
- * and old periods must expire. The check makes a concurrent writer (another gateway on the same store)
- * force a retry instead of a lost update, so totals stay exact.
+ * Counters are checked and rewritten rather than `sum`med: Deno KV drops a key's expiry on `sum`, and old
+ * periods must expire. The check makes a concurrent writer (another gateway on the same store) force a
+ * retry instead of a lost update, so totals stay exact. A counter is read only when this ledger did not
+ * write it last; otherwise the check is against the versionstamp of its own write.
  */
 import { monotonicFactory } from "ulid";
 import type { UsageRecord } from "./types.ts";
@@ -38,7 +40,7 @@ export interface UsageLedgerOptions {
   maxAttempts?: number;
   /** First retry delay, doubled per attempt up to 1 s (default 10 ms). */
   retryDelayMs?: number;
-  /** Told about every counter change as it is queued and written (the quota check's live totals). */
+  /** Asks for the tokens not written yet, and is told about every commit (the quota check's live totals). */
   observer?: CounterObserver;
   /** Rows kept per minute for refusals without a valid key (default 10); the rest are only counted. */
   keylessPerMinute?: number;
