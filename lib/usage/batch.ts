@@ -34,7 +34,7 @@ const LIMITS = {
   keyBytes: 40_000,
 };
 
-/** The array around the records, and the store's header. */
+/** The object and lists around the records, and the store's header. */
 const ROW_OVERHEAD = 32;
 /** Bytes of a row id and its tag. */
 const ID_BYTES = 28;
@@ -49,7 +49,7 @@ function utf8Length(text: string): number {
 }
 
 /** A key part costs a tag byte, its UTF-8 bytes and a terminator. */
-const partBytes = (part: string) => utf8Length(part) + 2;
+const partBytes = (part: unknown) => utf8Length(String(part)) + 2;
 
 /** `["usage_by_key", keyId, id]`, written once per distinct key of a batch. */
 const indexKeyBytes = (keyId: string) => partBytes("usage_by_key") + partBytes(keyId) + ID_BYTES;
@@ -97,8 +97,8 @@ export class Batch {
     let shape = this.#shapes.get(names);
     if (shape === undefined) bytes += namesBytes(names);
     if (
-      !first &&
-      (this.valueBytes + bytes > MAX_ROW_BYTES || this.tokens + tokens > Number.MAX_SAFE_INTEGER)
+      !first && (this.records.length >= MAX_BATCH_RECORDS || this.valueBytes + bytes > MAX_ROW_BYTES ||
+        this.tokens + tokens > Number.MAX_SAFE_INTEGER)
     ) return false;
     let addedKeyBytes = 0;
     let addedSlots = 0;
