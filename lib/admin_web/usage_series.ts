@@ -8,7 +8,7 @@
  */
 import { decodeTime, encodeTime } from "ulid";
 import type { UsageRecord } from "../usage/mod.ts";
-import { USAGE_PREFIX } from "../usage/kv_layout.ts";
+import { type LedgerRow, rowRecords, USAGE_PREFIX } from "../usage/kv_layout.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -76,12 +76,12 @@ export class UsageSeries {
     // A time id cannot be before the epoch (a clock that young only happens in tests, but must not fail).
     const start: Deno.KvKey = [USAGE_PREFIX, encodeTime(Math.max(0, this.#scanFrom))];
     const nextFrom = Math.max(this.#scanFrom, now - OVERLAP_MS);
-    for await (const entry of this.kv.list<UsageRecord>({ prefix: [USAGE_PREFIX], start })) {
+    for await (const entry of this.kv.list<LedgerRow>({ prefix: [USAGE_PREFIX], start })) {
       const id = entry.key[1] as string;
       if (this.#seen.has(id)) continue;
       const time = decodeTime(id);
       if (time >= nextFrom) this.#seen.set(id, time);
-      this.#add(entry.value, horizon);
+      for (const rec of rowRecords(entry.value)) this.#add(rec, horizon);
     }
     this.#scanFrom = nextFrom;
     for (const [id, time] of this.#seen) if (time < this.#scanFrom) this.#seen.delete(id);

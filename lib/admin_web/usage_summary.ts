@@ -11,7 +11,7 @@
 import { decodeTime, encodeTime } from "ulid";
 import { getKey } from "../store/keys.ts";
 import { PERIOD_NAMES, periodKeys, type PeriodName, periodStarts, type UsageRecord } from "../usage/mod.ts";
-import { USAGE_PREFIX } from "../usage/kv_layout.ts";
+import { type LedgerRow, rowRecords, USAGE_PREFIX } from "../usage/kv_layout.ts";
 import type { RecentProblem, Tally, UsageRow, UsageView } from "./views.ts";
 
 /** How far back each refresh scans again for rows committed late. */
@@ -75,13 +75,13 @@ export class UsageSummary {
     if (!this.#labels || PERIOD_NAMES.some((p) => labels[p] !== this.#labels![p])) this.#restart(now, labels);
     const start: Deno.KvKey = [USAGE_PREFIX, encodeTime(Math.max(0, this.#scanFrom))];
     const nextFrom = Math.max(this.#scanFrom, now.getTime() - OVERLAP_MS);
-    for await (const entry of this.kv.list<UsageRecord>({ prefix: [USAGE_PREFIX], start })) {
+    for await (const entry of this.kv.list<LedgerRow>({ prefix: [USAGE_PREFIX], start })) {
       const id = entry.key[1] as string;
       if (this.#seen.has(id)) continue;
       // Only rows the next scan reads again need remembering.
       const time = decodeTime(id);
       if (time >= nextFrom) this.#seen.set(id, time);
-      this.#add(entry.value);
+      for (const rec of rowRecords(entry.value)) this.#add(rec);
     }
     this.#scanFrom = nextFrom;
     for (const [id, time] of this.#seen) if (time < this.#scanFrom) this.#seen.delete(id);

@@ -1,47 +1,43 @@
 /**
- * @module Turning queued usage records into group commits. A record's rows and counter increments always
- * travel in one commit, and a commit stays well inside Deno KV's per-operation limits (100 checks, 1000
- * mutations, 80 KiB of keys, 800 KiB of mutations), so it can never be refused for its size.
+ * @module One group commit in the making: its records, the per-key index rows of them, the token counter
+ * sums they add, and bounds on what the commit will weigh. A batch is written as one row holding all its
+ * records, one row per distinct key holding the places of that key's records in it, and one write per
+ * distinct counter, in one atomic commit, so records and counters can never disagree.
+ *
+ * The bounds keep the commit well inside Deno KV's limits (64 KiB per value, 100 checks, 1000 mutations,
+ * 80 KiB of keys, 800 KiB of mutations), so it can never be refused for its size; a batch that would pass
+ * one is sealed and the record starts the next. Once sealed (`seal`), a batch never changes: a retry after
+ * a failed or uncertain commit writes exactly the rows the first attempt did, under the same id.
  */
 import type { UsageRecord } from "./types.ts";
-import { PERIOD_NAMES, periodKeys } from "./periods.ts";
-import { COUNTER_TTL_MS, counterId, tokenCounterKey, usageByKeyKey, usageKey } from "./kv_layout.ts";
-import { isKeylessRefusal, KEYLESS_ROW_TTL_MS } from "./keyless_budget.ts";
+import { type CounterDelta, CounterSums, labelsOf } from "./counter_sums.ts";
+import { type BatchRow, type EncodedRecord, namesBytes } from "./row_codec.ts";
 
-/** One counter increment; `expireIn` is renewed with every write. */
-export interface CounterDelta {
-  key: Deno.KvKey;
-  /** `counterId(key)`, made once. */
-  id: string;
-  delta: bigint;
-  expireIn: number;
-  /** Bytes its key costs a commit: it is both checked and written. */
-  keyBytes: number;
-}
+export type { CounterDelta } from "./counter_sums.ts";
 
-/** A record as queued: its row id, its rows and the counters it adds to. */
-export interface PendingRecord {
-  id: string;
-  rec: UsageRecord;
-  rows: Deno.KvKey[];
-  /** Set for rows that are not kept for good (key-less refusals). */
-  expireIn?: number;
-  counters: CounterDelta[];
-  /** Bytes of the row keys; counters carry their own, counted once per batch. */
-  rowBytes: number;
-  valueBytes: number;
-}
+/**
+ * A commit's cost in the store is mostly per commit (the counters, the sync), little per record, so batches
+ * are large; a record's place in its batch must fit the byte an index row gives it.
+ */
+export const MAX_BATCH_RECORDS = 250;
 
-/** Half of each KV limit: a margin for encoding overhead our estimates do not see. */
+/**
+ * Record sizes are upper bounds of the serialized size (`RecordEncoder.bytes`), not estimates, so the margin
+ * under KV's 64 KiB per value can be a quarter.
+ */
+export const MAX_ROW_BYTES = 48 * 1024;
+
 const LIMITS = {
   /** One check guards the batch; each counter needs one, and KV allows 100 per operation. */
   counters: 90,
-  mutations: 500,
+  /** Half of KV's 80 KiB of keys per operation. */
   keyBytes: 40_000,
-  valueBytes: 400_000,
 };
 
-export const MAX_BATCH_RECORDS = 100;
+/** The object and lists around the records, and the store's header. */
+const ROW_OVERHEAD = 32;
+/** Bytes of a row id and its tag. */
+const ID_BYTES = 28;
 
 function utf8Length(text: string): number {
   let n = 0;
@@ -52,18 +48,124 @@ function utf8Length(text: string): number {
   return n;
 }
 
-function keyBytes(key: Deno.KvKey): number {
-  // Each string part is a tag byte, its UTF-8 bytes and a terminator.
-  return key.reduce<number>((sum, part) => sum + utf8Length(String(part)) + 2, 0);
+/** A key part costs a tag byte, its UTF-8 bytes and a terminator. */
+const partBytes = (part: unknown) => utf8Length(String(part)) + 2;
+
+/** `["usage_by_key", keyId, id]`, written once per distinct key of a batch. */
+const indexKeyBytes = (keyId: string) => partBytes("usage_by_key") + partBytes(keyId) + ID_BYTES;
+
+/** The three counters `["tokens", scope, owner, label]` of an owner's day, each checked and written. */
+const counterKeyBytes = (owner: string) => 3 * 2 * (partBytes("tokens") + 6 + partBytes(owner) + 16);
+
+export class Batch {
+  /** In the order they were recorded; a record's place in its row is its place in the ledger. */
+  readonly records: EncodedRecord[] = [];
+  /** The field names of each record shape in the batch, and each shape's place in that list. */
+  readonly fields: string[][] = [];
+  readonly #shapes = new Map<string[], number>();
+  /** The places of each key's records in `records`, ascending: that key's index row. */
+  readonly byKey = new Map<string, number[]>();
+  readonly sums = new CounterSums();
+  /** Bound of the batch row's serialized size. */
+  valueBytes = ROW_OVERHEAD;
+  keyBytes = partBytes("usage") + ID_BYTES;
+  /** Tokens of all its records, kept within exact arithmetic. */
+  tokens = 0;
+  /** The latest record time: the row id must not precede it. */
+  maxTimeMs = 0;
+  /** Set by `seal`. */
+  id = "";
+  counters: CounterDelta[] = [];
+  /** Set by `seal`: each key's index row value. */
+  readonly index: [keyId: string, places: Uint8Array][] = [];
+
+  /** `expireIn` is set for rows not kept for good; such records never share a row with kept ones. */
+  constructor(readonly expireIn: number | undefined) {}
+
+  get sealed(): boolean {
+    return this.id !== "";
+  }
+
+  /**
+   * Adds a record unless that would take the batch past a limit; an empty batch takes any record. `encoded`,
+   * `names` and `bytes` are what a `RecordEncoder` made of `rec`, `timeMs` its parsed time.
+   */
+  tryAdd(rec: UsageRecord, encoded: EncodedRecord, names: string[], bytes: number, timeMs: number): boolean {
+    const tokens = rec.promptTokens + rec.completionTokens;
+    const { keyId, user } = rec;
+    const first = this.records.length === 0;
+    let shape = this.#shapes.get(names);
+    if (shape === undefined) bytes += namesBytes(names);
+    if (
+      !first && (this.records.length >= MAX_BATCH_RECORDS || this.valueBytes + bytes > MAX_ROW_BYTES ||
+        this.tokens + tokens > Number.MAX_SAFE_INTEGER)
+    ) return false;
+    let addedKeyBytes = 0;
+    let addedSlots = 0;
+    const index = keyId === undefined ? undefined : this.byKey.get(keyId);
+    if (keyId !== undefined && index === undefined) addedKeyBytes += indexKeyBytes(keyId);
+    const labels = tokens > 0 ? labelsOf(timeMs) : undefined;
+    const keySum = labels && keyId !== undefined ? this.sums.find("key", keyId, labels) : undefined;
+    const userSum = labels && user !== undefined ? this.sums.find("user", user, labels) : undefined;
+    if (labels) {
+      if (keyId !== undefined && keySum === undefined) addedSlots++, addedKeyBytes += counterKeyBytes(keyId);
+      if (user !== undefined && userSum === undefined) addedSlots++, addedKeyBytes += counterKeyBytes(user);
+    }
+    if (
+      !first &&
+      ((this.sums.slots + addedSlots) * 3 > LIMITS.counters ||
+        this.keyBytes + addedKeyBytes > LIMITS.keyBytes)
+    ) return false;
+    if (keyId !== undefined) {
+      if (index) index.push(this.records.length);
+      else this.byKey.set(keyId, [this.records.length]);
+    }
+    if (shape === undefined) {
+      this.#shapes.set(names, shape = this.fields.length);
+      this.fields.push(names);
+    }
+    encoded[0] = shape;
+    this.records.push(encoded);
+    if (labels) {
+      if (keyId !== undefined) this.sums.add("key", keyId, labels, tokens, keySum);
+      if (user !== undefined) this.sums.add("user", user, labels, tokens, userSum);
+    }
+    this.valueBytes += bytes;
+    this.keyBytes += addedKeyBytes;
+    this.tokens += tokens;
+    if (timeMs > this.maxTimeMs) this.maxTimeMs = timeMs;
+    return true;
+  }
+
+  /** The batch row's value. */
+  get row(): BatchRow {
+    return { fields: this.fields, records: this.records };
+  }
+
+  /** Fixes the batch's row id, its index rows and its counter increments; nothing is added afterwards. */
+  seal(id: string): void {
+    this.id = id;
+    this.counters = this.sums.deltas();
+    // Places are below MAX_BATCH_RECORDS, so a byte each; KV stores a byte array as it is.
+    for (const [keyId, places] of this.byKey) this.index.push([keyId, Uint8Array.from(places)]);
+  }
 }
 
 /** The latest instant a row id can encode is far later; this one still prints as a normal ISO date. */
 const LAST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
+/** The record's time in ms when it needs no repair, else NaN. Cheap: the common case allocates nothing. */
+export function validTime(rec: UsageRecord): number {
+  const ms = Date.parse(rec.time);
+  const ok = ms > 0 && ms <= LAST_TIME && Number.isSafeInteger(rec.promptTokens) && rec.promptTokens >= 0 &&
+    Number.isSafeInteger(rec.completionTokens) && rec.completionTokens >= 0;
+  return ok ? ms : NaN;
+}
+
 /**
  * A copy of `rec` fit to store, and what had to be repaired to make it so. The request happened and its
  * tokens were spent: a malformed record is mended and kept rather than refused, since refusing would
- * lose it. The copy also keeps a caller that reuses its object from changing a row already counted.
+ * lose it.
  */
 export function repair(rec: UsageRecord, nowMs: number): { rec: UsageRecord; problems: string[] } {
   const fit = { ...rec };
@@ -81,73 +183,4 @@ export function repair(rec: UsageRecord, nowMs: number): { rec: UsageRecord; pro
     problems.push(`${field} ${n} is not a non-negative integer, counted as ${fit[field]}`);
   }
   return { rec: fit, problems };
-}
-
-/** Prepares one record that `repair` has passed; `rowId` makes its time-ordered row id. */
-export function prepare(rec: UsageRecord, rowId: (timeMs: number) => string): PendingRecord {
-  const time = new Date(rec.time);
-  const tokens = BigInt(rec.promptTokens + rec.completionTokens);
-  const id = rowId(time.getTime());
-  const rows = [usageKey(id)];
-  if (rec.keyId !== undefined) rows.push(usageByKeyKey(rec.keyId, id));
-  const counters: CounterDelta[] = [];
-  if (tokens > 0n) {
-    const labels = periodKeys(time);
-    const owners = [["key", rec.keyId], ["user", rec.user]] as const;
-    for (const [scope, owner] of owners) {
-      if (owner === undefined) continue;
-      for (const name of PERIOD_NAMES) {
-        const key = tokenCounterKey(scope, owner, labels[name]);
-        counters.push({
-          key,
-          id: counterId(key),
-          delta: tokens,
-          expireIn: COUNTER_TTL_MS[name],
-          keyBytes: 2 * keyBytes(key),
-        });
-      }
-    }
-  }
-  // Rows are stored twice at most; a V8-serialized string takes at most two bytes per UTF-16 unit.
-  const valueBytes = JSON.stringify(rec).length * 2 * rows.length + counters.length * 16;
-  const rowBytes = rows.reduce((sum, key) => sum + keyBytes(key), 0);
-  const pending: PendingRecord = { id, rec, rows, counters, rowBytes, valueBytes };
-  if (isKeylessRefusal(rec)) pending.expireIn = KEYLESS_ROW_TTL_MS;
-  return pending;
-}
-
-/** The longest prefix of `queue` (at least one record, at most `maxRecords`) that fits in one commit. */
-export function takeBatch(queue: readonly PendingRecord[], maxRecords: number): PendingRecord[] {
-  const counters = new Set<string>();
-  let mutations = 0, bytes = 0, values = 0, n = 0;
-  for (; n < Math.min(queue.length, maxRecords); n++) {
-    const next = queue[n];
-    const fresh = new Map<string, number>();
-    for (const c of next.counters) {
-      if (!counters.has(c.id)) fresh.set(c.id, c.keyBytes);
-    }
-    const freshBytes = [...fresh.values()].reduce((sum, b) => sum + b, 0);
-    const fits = counters.size + fresh.size <= LIMITS.counters &&
-      mutations + next.rows.length + fresh.size <= LIMITS.mutations &&
-      bytes + next.rowBytes + freshBytes <= LIMITS.keyBytes && values + next.valueBytes <= LIMITS.valueBytes;
-    if (!fits && n > 0) break;
-    for (const id of fresh.keys()) counters.add(id);
-    mutations += next.rows.length + fresh.size;
-    bytes += next.rowBytes + freshBytes;
-    values += next.valueBytes;
-  }
-  return queue.slice(0, Math.max(n, 1));
-}
-
-/** The batch's increments, one per counter however many records touch it. */
-export function mergeCounters(batch: readonly PendingRecord[]): CounterDelta[] {
-  const merged = new Map<string, CounterDelta>();
-  for (const { counters } of batch) {
-    for (const c of counters) {
-      const seen = merged.get(c.id);
-      if (seen) seen.delta += c.delta;
-      else merged.set(c.id, { ...c });
-    }
-  }
-  return [...merged.values()];
 }

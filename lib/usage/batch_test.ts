@@ -1,54 +1,106 @@
 /** @module Group commit sizing: a batch never exceeds KV's per-operation limits, however records look. */
 import assert from "node:assert/strict";
-import { MAX_BATCH_RECORDS, mergeCounters, prepare, takeBatch } from "./batch.ts";
+import { serialize } from "node:v8";
+import { Batch, MAX_ROW_BYTES } from "./batch.ts";
+import { decodeRow, namesBytes, RecordEncoder } from "./row_codec.ts";
 import { sample } from "./test_support.ts";
+import type { UsageRecord } from "./types.ts";
 
-let seq = 0;
-const id = () => `01J${String(seq++).padStart(23, "0")}`;
+const encoder = new RecordEncoder();
+const add = (batch: Batch, rec: UsageRecord) =>
+  batch.tryAdd(rec, encoder.encode(rec), encoder.names, encoder.bytes, Date.parse(rec.time));
 
-Deno.test("prepare lists a record's rows and counters", () => {
-  const full = prepare(sample(), id);
-  assert.equal(full.rows.length, 2);
-  assert.deepEqual(full.counters.map((c) => c.key.join("|")), [
-    "tokens|key|key_a|d:2026-11-22",
-    "tokens|key|key_a|w:2026-W47",
-    "tokens|key|key_a|m:2026-11",
-    "tokens|user|alice|d:2026-11-22",
-    "tokens|user|alice|w:2026-W47",
-    "tokens|user|alice|m:2026-11",
-  ]);
-  assert.ok(full.counters.every((c) => c.delta === 15n));
-  assert.deepEqual(full.counters.map((c) => c.expireIn / 86_400_000), [3, 15, 70, 3, 15, 70]);
-  const anonymous = prepare(sample({ keyId: undefined, user: undefined }), id);
-  assert.equal(anonymous.rows.length, 1);
-  assert.deepEqual(anonymous.counters, []);
-  assert.deepEqual(prepare(sample({ promptTokens: 0, completionTokens: 0 }), id).counters, []);
+/** Bytes V8's serializer writes for `value`, less Node's own header, which Deno KV does not store. */
+const serialized = (value: unknown) => serialize(value).length - 2;
+
+Deno.test("an encoded record's size bound never falls short, and decoding gives the record back", () => {
+  const records = [
+    sample(),
+    sample({ keyId: undefined, user: undefined, server: undefined, ttfbMs: undefined }),
+    sample({ errorCode: "é".repeat(3000), model: "模型".repeat(500), latencyMs: 1.5e300 }),
+    sample({ user: "\u{1F600}".repeat(200), promptTokens: 2 ** 40, completionTokens: 0 }),
+    { ...sample(), extra: { nested: [1, 2, 3], text: "x".repeat(100) } } as UsageRecord,
+    { httpStatus: 401, time: "2026-11-22T12:00:00.000Z", status: "rejected" } as UsageRecord,
+  ];
+  const batch = new Batch(undefined);
+  for (const rec of records) {
+    const encoded = encoder.encode(rec);
+    assert.ok(encoder.bytes >= serialized(encoded), `${encoder.bytes} < ${serialized(encoded)}`);
+    assert.ok(namesBytes(encoder.names) >= serialized(encoder.names));
+    assert.ok(batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, Date.parse(rec.time)));
+  }
+  assert.ok(batch.valueBytes >= serialized(batch.row), `${batch.valueBytes} < ${serialized(batch.row)}`);
+  // Equal down to the field order and to fields present but undefined.
+  const decoded = decodeRow(structuredClone(batch.row));
+  assert.deepEqual(decoded, records);
+  assert.deepEqual(decoded.map((r) => JSON.stringify(r)), records.map((r) => JSON.stringify(r)));
+  assert.deepEqual(decoded.map((r) => Object.keys(r)), records.map((r) => Object.keys(r)));
+  assert.equal(batch.fields.length, 4, "one list of names per shape");
+
+  // A hundred ordinary records fit one row, and take far less room than as objects.
+  const hundred = new Batch(undefined);
+  for (let i = 0; i < 100; i++) assert.ok(add(hundred, sample()));
+  assert.ok(serialized(hundred.row) < serialized(Array.from({ length: 100 }, () => sample())) / 2);
 });
 
-Deno.test("takeBatch caps records, distinct counters and key bytes", () => {
-  const same = Array.from({ length: 250 }, () => prepare(sample(), id));
-  assert.equal(takeBatch(same, MAX_BATCH_RECORDS).length, 100);
-  assert.equal(takeBatch(same, 7).length, 7);
-  assert.equal(mergeCounters(takeBatch(same, 100)).length, 6);
-  assert.equal(mergeCounters(takeBatch(same, 100))[0].delta, 1500n);
-
-  // Six new counters per record: 90 counters (checks) allow 15 records.
-  const distinct = Array.from(
-    { length: 50 },
-    (_, i) => prepare(sample({ keyId: `k${i}`, user: `u${i}` }), id),
+Deno.test("a batch sums its counters per owner and period, once per distinct counter", () => {
+  const batch = new Batch(undefined);
+  for (let i = 0; i < 10; i++) assert.ok(add(batch, sample()));
+  // Next day, same week and month: new day counters, merged week and month ones.
+  assert.ok(add(batch, sample({ time: "2026-11-21T23:59:59.999Z", promptTokens: 100, completionTokens: 0 })));
+  assert.ok(add(batch, sample({ keyId: undefined, user: undefined, status: "rejected" })));
+  assert.ok(add(batch, sample({ promptTokens: 0, completionTokens: 0 })));
+  batch.seal("01JTEST");
+  const deltas = Object.fromEntries(
+    batch.counters.map((c) => [c.key.join("|"), [c.delta, c.expireIn / 86_400_000]]),
   );
-  assert.equal(takeBatch(distinct, 100).length, 15);
+  assert.deepEqual(deltas, {
+    "tokens|key|key_a|d:2026-11-22": [150n, 3],
+    "tokens|key|key_a|w:2026-W47": [250n, 15],
+    "tokens|key|key_a|m:2026-11": [250n, 70],
+    "tokens|key|key_a|d:2026-11-21": [100n, 3],
+    "tokens|user|alice|d:2026-11-22": [150n, 3],
+    "tokens|user|alice|w:2026-W47": [250n, 15],
+    "tokens|user|alice|m:2026-11": [250n, 70],
+    "tokens|user|alice|d:2026-11-21": [100n, 3],
+  });
+  assert.equal(batch.sums.pending("key", "key_a", "w:2026-W47"), 250);
+  assert.equal(batch.sums.pending("user", "alice", "d:2026-11-21"), 100);
+  assert.equal(batch.sums.pending("user", "key_a", "d:2026-11-22"), 0);
+  assert.equal(batch.records.length, 13);
+  assert.deepEqual([...batch.byKey.keys()], ["key_a"]);
+  assert.deepEqual(batch.byKey.get("key_a"), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12]);
+  assert.deepEqual(batch.index, [["key_a", Uint8Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12])]]);
+});
+
+Deno.test("a batch stops at 90 counters and at its key bytes, and always takes a first record", () => {
+  // Six new counters per record: 90 counters (checks) allow 15 records.
+  const distinct = new Batch(undefined);
+  let n = 0;
+  while (add(distinct, sample({ keyId: `k${n}`, user: `u${n}` }))) n++;
+  assert.equal(n, 15);
+  // Without tokens a record adds no counter, only its key's index row.
+  const free = new Batch(undefined);
+  for (let i = 0; i < 100; i++) {
+    assert.ok(add(free, sample({ keyId: `k${i}`, promptTokens: 0, completionTokens: 0 })));
+  }
 
   // Very long names: key bytes, not counters, end the batch, still far below KV's 80 KiB of keys.
-  const long = Array.from(
-    { length: 50 },
-    (_, i) => prepare(sample({ keyId: `k${i}`.padEnd(600, "k"), user: `u${i}`.padEnd(600, "u") }), id),
-  );
-  const batch = takeBatch(long, 100);
-  assert.ok(batch.length >= 1 && batch.length < 15);
-  const bytes = batch.reduce((s, p) => s + p.rowBytes, 0) +
-    mergeCounters(batch).reduce((s, c) => s + c.keyBytes, 0);
-  assert.ok(bytes <= 40_000 && bytes > 30_000, String(bytes));
+  const long = new Batch(undefined);
+  n = 0;
+  while (add(long, sample({ keyId: `k${n}`.padEnd(600, "k"), user: `u${n}`.padEnd(600, "u") }))) n++;
+  assert.ok(n >= 1 && n < 15, String(n));
+  assert.ok(long.keyBytes <= 40_000 && long.keyBytes > 30_000, String(long.keyBytes));
+  const huge = new Batch(undefined);
+  assert.ok(add(huge, sample({ errorCode: "x".repeat(100_000) })), "a first record always fits");
+});
 
-  assert.deepEqual(takeBatch([], 100), []);
+Deno.test("large records: a batch row stays under the bound, which is well under KV's value limit", () => {
+  const batch = new Batch(undefined);
+  let n = 0;
+  while (add(batch, sample({ errorCode: `${n}`.padEnd(2000, "é"), keyId: `key_${n % 3}` }))) n++;
+  assert.ok(n > 5 && n < 100, String(n));
+  assert.ok(batch.valueBytes <= MAX_ROW_BYTES);
+  assert.ok(serialized(batch.row) <= batch.valueBytes);
+  assert.ok(serialized(batch.row) < 65_536);
 });

@@ -1,10 +1,17 @@
 /**
- * @module Reading the ledger back, oldest first: the order rows are stored in, so a listing with `since`
- * is one range scan from that instant forward and needs no sorting.
+ * @module Reading the ledger back, oldest first: the order rows are stored in (and records within a row),
+ * so a listing with `since` is one range scan from that instant forward and needs no sorting.
  */
 import { encodeTime, TIME_MAX } from "ulid";
 import type { UsageRecord } from "./types.ts";
-import { USAGE_BY_KEY_PREFIX, USAGE_PREFIX } from "./kv_layout.ts";
+import {
+  type IndexRow,
+  type LedgerRow,
+  rowRecords,
+  USAGE_BY_KEY_PREFIX,
+  USAGE_PREFIX,
+  usageKey,
+} from "./kv_layout.ts";
 
 export interface UsageFilter {
   keyId?: string;
@@ -17,6 +24,9 @@ export interface UsageFilter {
 
 export const DEFAULT_LIST_LIMIT = 1000;
 
+/** Rows fetched per round trip; `getMany` takes at most 10 keys. */
+const ROWS_PER_READ = 10;
+
 /** The smallest row id a record of `since` or later can have; shorter strings sort before longer ones. */
 function lowerBound(since: Date): string {
   const ms = since.getTime();
@@ -24,26 +34,65 @@ function lowerBound(since: Date): string {
   return encodeTime(Math.min(Math.max(ms, 0), TIME_MAX));
 }
 
+function selector(prefix: Deno.KvKey, since: Date | undefined): Deno.KvListSelector {
+  return since ? { prefix, start: [...prefix, lowerBound(since)] } : { prefix };
+}
+
+/** The ledger's records in order: every batch row from `since` on. */
+async function* allRecords(kv: Deno.Kv, since?: Date): AsyncGenerator<UsageRecord> {
+  // A row holds up to 250 records (one in a store from before batching).
+  for await (const entry of kv.list<LedgerRow>(selector([USAGE_PREFIX], since), { batchSize: 20 })) {
+    yield* rowRecords(entry.value);
+  }
+}
+
+/** One key's records in order: its index rows name the places of its records in the batch rows. */
+async function* keyRecords(kv: Deno.Kv, keyId: string, since?: Date): AsyncGenerator<UsageRecord> {
+  const index = kv.list<IndexRow>(selector([USAGE_BY_KEY_PREFIX, keyId], since), { batchSize: 100 });
+  let pending: Deno.KvEntry<IndexRow>[] = [];
+  const resolve = async function* () {
+    const places = pending.filter((e) => e.value instanceof Uint8Array);
+    const batches = places.length
+      ? await kv.getMany<LedgerRow[]>(places.map((e) => usageKey(String(e.key[2]))))
+      : [];
+    for (const entry of pending) {
+      if (!(entry.value instanceof Uint8Array)) {
+        yield entry.value;
+        continue;
+      }
+      const row = batches[places.indexOf(entry)].value;
+      // A batch row and its index rows are written in one commit; a missing one would be a damaged store.
+      if (row === null) continue;
+      const records = rowRecords(row);
+      for (const place of entry.value) yield records[place];
+    }
+    pending = [];
+  };
+  for await (const entry of index) {
+    pending.push(entry);
+    if (pending.length >= ROWS_PER_READ) yield* resolve();
+  }
+  yield* resolve();
+}
+
 /**
- * Records matching `filter`, oldest first (by row id: the record's time, or slightly later when the
- * ledger queued it after a newer one). A key filter scans that key's index; a user filter alone scans
- * the whole ledger.
+ * Records matching `filter`, oldest first (by row id, then place in the row: the order the ledger recorded
+ * them in, which is their time's order except for a record queued after a newer one). A key filter scans
+ * that key's index; a user filter alone scans the whole ledger.
  */
 export async function listUsage(kv: Deno.Kv, filter: UsageFilter = {}): Promise<UsageRecord[]> {
   const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1) {
     throw new RangeError(`Cannot list usage: limit must be a positive integer, got ${limit}`);
   }
-  const prefix: Deno.KvKey = filter.keyId === undefined
-    ? [USAGE_PREFIX]
-    : [USAGE_BY_KEY_PREFIX, filter.keyId];
-  const selector = filter.since ? { prefix, start: [...prefix, lowerBound(filter.since)] } : { prefix };
-  const sinceMs = filter.since?.getTime() ?? -Infinity;
+  const since = filter.since;
+  const sinceMs = since?.getTime() ?? -Infinity;
+  if (Number.isNaN(sinceMs)) throw new RangeError("Cannot list usage: since is an invalid date");
+  const source = filter.keyId === undefined ? allRecords(kv, since) : keyRecords(kv, filter.keyId, since);
   const out: UsageRecord[] = [];
-  for await (const entry of kv.list<UsageRecord>(selector, { batchSize: Math.min(limit, 500) })) {
-    const rec = entry.value;
-    // Row ids never precede their record's time, but one queued late may sort after `since` without
-    // its time doing so: the range narrows the scan, this test decides.
+  for await (const rec of source) {
+    // Row ids never precede their records' times, but a row may hold records from before `since`
+    // (one queued late, or a batch spanning it): the range narrows the scan, this test decides.
     if (Date.parse(rec.time) < sinceMs) continue;
     if (filter.user !== undefined && rec.user !== filter.user) continue;
     out.push(rec);

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { KEYLESS_ROW_TTL_MS, KeylessBudget } from "./keyless_budget.ts";
 import { UsageLedger } from "./ledger.ts";
-import { prepare } from "./batch.ts";
-import { rows, sample, storeTest } from "./test_support.ts";
+import { listUsage } from "./history.ts";
+import { type LedgerRow, rowRecords } from "./kv_layout.ts";
+import { assertLedgerMatches, recordingStore, records, sample, storeTest } from "./test_support.ts";
 
 const keyless = (n = 0) =>
   sample({ keyId: undefined, user: undefined, status: "rejected", httpStatus: 401 + n });
@@ -35,16 +36,35 @@ Deno.test("a zero budget keeps no key-less row", () => {
   assert.equal(budget.take(), false);
 });
 
-Deno.test("only key-less refusals get rows that expire", () => {
-  const id = () => "01J";
-  assert.equal(prepare(keyless(), id).expireIn, KEYLESS_ROW_TTL_MS);
-  assert.equal(prepare(sample({ status: "rejected", httpStatus: 429 }), id).expireIn, undefined);
-  assert.equal(prepare(sample(), id).expireIn, undefined);
-  // A failure before any key was looked at (the store down) is the gateway's, not a stranger's: kept.
-  assert.equal(
-    prepare(sample({ keyId: undefined, status: "error", httpStatus: 503 }), id).expireIn,
-    undefined,
-  );
+storeTest("only key-less refusals get rows that expire, in batch rows of their own", async (base) => {
+  const { kv, sets } = recordingStore(base);
+  const ledger = new UsageLedger(kv);
+  const recorded = [
+    sample(),
+    keyless(0),
+    keyless(1),
+    sample({ status: "rejected", httpStatus: 429 }),
+    // A failure before any key was looked at (the store down) is the gateway's, not a stranger's: kept.
+    sample({ keyId: undefined, status: "error", httpStatus: 503 }),
+    keyless(2),
+    sample({ promptTokens: 3 }),
+  ];
+  for (const rec of recorded) ledger.record(rec);
+  await ledger.close();
+  await assertLedgerMatches(base, recorded);
+  // Rows expire on their own when they hold key-less refusals, and only then; counters keep their own expiry.
+  const rowSets = sets.filter((s) => s.key[0] === "usage");
+  for (const set of rowSets) {
+    const value = rowRecords((await base.get<LedgerRow>(set.key)).value!);
+    const refusals = value.every((r) => r.keyId === undefined && r.status === "rejected");
+    assert.equal(set.expireIn, refusals ? KEYLESS_ROW_TTL_MS : undefined, JSON.stringify(value));
+  }
+  assert.equal(rowSets.filter((s) => s.expireIn !== undefined).length, 2);
+  // Key-less refusals have no key, so no index row: every index row is kept.
+  assert.ok(sets.filter((s) => s.key[0] === "usage_by_key").every((s) => s.expireIn === undefined));
+  assert.ok(sets.filter((s) => s.key[0] === "tokens").every((s) => s.expireIn !== KEYLESS_ROW_TTL_MS));
+  // Split into rows of their own, they still list in the order they were recorded.
+  assert.deepEqual(await listUsage(base), recorded);
 });
 
 storeTest(
@@ -59,7 +79,7 @@ storeTest(
       );
     }
     await ledger.flush();
-    const stored = (await rows(kv, ["usage"])).map((r) => r.value as ReturnType<typeof sample>);
+    const stored = await records(kv, ["usage"]);
     assert.equal(stored.filter((r) => r.keyId === undefined).length, 4);
     assert.equal(stored.filter((r) => r.keyId === "key_a").length, 30);
     assert.equal(ledger.keylessSkipped, 196);

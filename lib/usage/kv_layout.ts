@@ -1,7 +1,18 @@
 /**
  * @module Where usage lives in KV: the ledger rows, the per-key index of them and the token counters. The
  * ledger writes these keys and the policy and admin read them, so the layout is spelled out once, here.
+ *
+ * `["usage", id]` holds the records of one group commit, in the order they were recorded (encoded as
+ * `row_codec.ts` says), and
+ * `["usage_by_key", keyId, id]` the places of that key's records in it (bytes, ascending): the index stays
+ * a range scan per key while a commit writes each record once. The id is a ULID whose time is at or after
+ * every record's time in the row, so a scan from an instant's id finds every record from that instant on.
+ *
+ * Stores written before batching hold one record per row, as a plain object, in both places; both shapes
+ * are read.
  */
+import type { UsageRecord } from "./types.ts";
+import { type BatchRow, decodeRow, isBatchRow } from "./row_codec.ts";
 import { PERIOD_NAMES, periodKeys, type PeriodName } from "./periods.ts";
 
 export const USAGE_PREFIX = "usage";
@@ -23,6 +34,17 @@ export const COUNTER_TTL_MS: Record<PeriodName, number> = {
   week: 15 * DAY_MS,
   month: 70 * DAY_MS,
 };
+
+/** A ledger row's value: a batch of records, or one record in a store written before batching. */
+export type LedgerRow = BatchRow | UsageRecord;
+
+/** The records of a row, in their recorded order. */
+export function rowRecords(value: LedgerRow): readonly UsageRecord[] {
+  return isBatchRow(value) ? decodeRow(value) : [value];
+}
+
+/** A per-key index row's value: places in the batch row of the same id, or one record before batching. */
+export type IndexRow = Uint8Array | UsageRecord;
 
 export function usageKey(id: string): Deno.KvKey {
   return [USAGE_PREFIX, id];

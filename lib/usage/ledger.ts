@@ -2,32 +2,32 @@
  * @module The usage ledger: every request leaves one record (key-less refusals beyond a per-minute budget
  * excepted, see `keyless_budget.ts`), and its tokens are added to the day, week and
  * month counters of its key and its key's user in the same atomic commit, so records and counters can never
- * disagree. `record()` only queues; group commits write the queue off the request path.
+ * disagree. `record()` only adds to the open batch (`batch.ts`); group commits write batches off the request
+ * path, each once it is full or once the flush interval has passed.
  *
- * Counters are read, checked and rewritten rather than `sum`med: Deno KV drops a key's expiry on `sum`,
- * and old periods must expire. The check makes a concurrent writer (another gateway on the same store)
- * force a retry instead of a lost update, so totals stay exact.
+ * Counters are checked and rewritten rather than `sum`med: Deno KV drops a key's expiry on `sum`, and old
+ * periods must expire. The check makes a concurrent writer (another gateway on the same store) force a
+ * retry instead of a lost update, so totals stay exact. A counter is read only when this ledger did not
+ * write it last; otherwise the check is against the versionstamp of its own write.
  */
 import { monotonicFactory } from "ulid";
 import type { UsageRecord } from "./types.ts";
-import type { CounterObserver } from "./live_totals.ts";
-import { readCounters, usageKey } from "./kv_layout.ts";
-import { DEFAULT_KEYLESS_PER_MINUTE, isKeylessRefusal, KeylessBudget } from "./keyless_budget.ts";
+import type { CounterObserver, PendingTokens } from "./live_totals.ts";
+import { readCounters, type TotalsScope, usageByKeyKey, usageKey } from "./kv_layout.ts";
 import {
-  type CounterDelta,
-  MAX_BATCH_RECORDS,
-  mergeCounters,
-  type PendingRecord,
-  prepare,
-  repair,
-  takeBatch,
-} from "./batch.ts";
+  DEFAULT_KEYLESS_PER_MINUTE,
+  isKeylessRefusal,
+  KEYLESS_ROW_TTL_MS,
+  KeylessBudget,
+} from "./keyless_budget.ts";
+import { Batch, type CounterDelta, MAX_BATCH_RECORDS, repair, validTime } from "./batch.ts";
+import { RecordEncoder } from "./row_codec.ts";
 
 export { readTotals, type Totals, type TotalsScope } from "./kv_layout.ts";
 export { listUsage, type UsageFilter } from "./history.ts";
 
 export interface UsageLedgerOptions {
-  /** Records per commit, at most 100 (default 100). */
+  /** Records per commit, at most 250 (default 250; fewer when they are large). */
   batchSize?: number;
   /** How soon queued records are written when nobody calls `flush()` (default 100 ms). */
   flushIntervalMs?: number;
@@ -40,7 +40,7 @@ export interface UsageLedgerOptions {
   maxAttempts?: number;
   /** First retry delay, doubled per attempt up to 1 s (default 10 ms). */
   retryDelayMs?: number;
-  /** Told about every counter change as it is queued and written (the quota check's live totals). */
+  /** Asks for the tokens not written yet, and is told about every commit (the quota check's live totals). */
   observer?: CounterObserver;
   /** Rows kept per minute for refusals without a valid key (default 10); the rest are only counted. */
   keylessPerMinute?: number;
@@ -54,10 +54,15 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
+const MAX_KNOWN_COUNTERS = 10_000;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export class UsageLedger {
-  private readonly queue: PendingRecord[] = [];
+export class UsageLedger implements PendingTokens {
+  /** The batch records go into; sealed when full, or when the writer takes it. */
+  private open = new Batch(undefined);
+  /** Sealed batches not written yet, oldest first; the writer commits them in this order. */
+  private readonly sealed: Batch[] = [];
   private readonly waiters: Waiter[] = [];
   /** Records ever queued and ever written; a flush waits until `written` reaches `queued` as it was. */
   private queued = 0;
@@ -65,7 +70,10 @@ export class UsageLedger {
   private writing: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
+  /** The timer fired since the open batch was last sealed: it is written however few records it holds. */
+  private due = false;
   private readonly nextId = monotonicFactory();
+  private readonly encoder = new RecordEncoder();
   private readonly batchSize: number;
   private readonly intervalMs: number;
   private readonly maxAttempts: number;
@@ -73,6 +81,8 @@ export class UsageLedger {
   private readonly onError: (error: unknown) => void;
   private readonly observer?: CounterObserver;
   private readonly keyless: KeylessBudget;
+  /** Counters as this ledger last read or wrote them, so a commit need not read them first. */
+  private readonly known = new Map<string, { total: bigint; versionstamp: string | null }>();
 
   constructor(private readonly kv: Deno.Kv, options: UsageLedgerOptions = {}) {
     this.batchSize = Math.min(
@@ -84,6 +94,7 @@ export class UsageLedger {
     this.retryDelayMs = options.retryDelayMs ?? 10;
     this.onError = options.onError ?? ((error) => console.error("usage ledger:", error));
     this.observer = options.observer;
+    this.observer?.attach(this);
     const perMinute = Math.max(Math.floor(options.keylessPerMinute ?? DEFAULT_KEYLESS_PER_MINUTE), 0);
     const notice = options.onNotice ?? ((message) => console.warn(`usage ledger: ${message}`));
     this.keyless = new KeylessBudget(perMinute, (count) =>
@@ -104,15 +115,37 @@ export class UsageLedger {
    * is written straight away instead of on the timer.
    */
   record(rec: UsageRecord): void {
-    if (isKeylessRefusal(rec) && !this.keyless.take()) return;
-    const { rec: fit, problems } = repair(rec, Date.now());
-    if (problems.length) this.report(new TypeError(`Usage record repaired: ${problems.join("; ")}`));
-    const pending = prepare(fit, this.nextId);
-    this.queue.push(pending);
-    this.observer?.queued(pending.counters);
+    const keyless = isKeylessRefusal(rec);
+    if (keyless && !this.keyless.take()) return;
+    let timeMs = validTime(rec);
+    let fit = rec;
+    if (timeMs !== timeMs) {
+      const repaired = repair(rec, Date.now());
+      this.report(new TypeError(`Usage record repaired: ${repaired.problems.join("; ")}`));
+      fit = repaired.rec;
+      timeMs = Date.parse(fit.time);
+    }
+    // The encoded values are the ledger's own copy: what the caller does with its object later is its own.
+    const encoded = this.encoder.encode(fit);
+    const { names, bytes } = this.encoder;
+    const expireIn = keyless ? KEYLESS_ROW_TTL_MS : undefined;
+    let batch = this.open;
+    if (batch.expireIn !== expireIn || !batch.tryAdd(fit, encoded, names, bytes, timeMs)) {
+      if (batch.records.length) this.seal();
+      batch = this.open = new Batch(expireIn);
+      batch.tryAdd(fit, encoded, names, bytes, timeMs);
+    }
     this.queued++;
-    if (this.closed || this.queue.length >= this.batchSize) this.kick();
-    else this.arm();
+    if (batch.records.length >= this.batchSize) this.seal();
+    if (this.closed || this.sealed.length) this.kick();
+    if (this.open.records.length) this.arm();
+  }
+
+  /** Tokens recorded and not yet written for a counter: the quota check adds them to the stored value. */
+  pending(scope: TotalsScope, owner: string, label: string): number {
+    let tokens = this.open.sums.pending(scope, owner, label);
+    for (const batch of this.sealed) tokens += batch.sums.pending(scope, owner, label);
+    return tokens;
   }
 
   /** Resolves once everything recorded before the call is durable; rejects if that failed for now. */
@@ -137,6 +170,7 @@ export class UsageLedger {
     if (this.timer !== undefined || this.closed) return;
     const timer = setTimeout(() => {
       this.timer = undefined;
+      this.due = true;
       this.kick();
     }, this.intervalMs);
     // Queued usage must not keep a finished process alive; shutdown calls close() to write it.
@@ -144,24 +178,46 @@ export class UsageLedger {
     this.timer = timer;
   }
 
+  /** Moves the open batch, if it has records, to the end of the sealed ones and starts a new one. */
+  private seal(): void {
+    const batch = this.open;
+    if (!batch.records.length) return;
+    // The id never precedes a record's time (a scan from an instant finds all records since), nor an id
+    // this ledger drew before (rows list in the order they were recorded).
+    batch.seal(this.nextId(Math.max(Date.now(), batch.maxTimeMs)));
+    this.sealed.push(batch);
+    this.open = new Batch(batch.expireIn);
+  }
+
+  /**
+   * Whether the open batch is to be written before it is full: once the interval has passed, when someone
+   * waits for it, or after `close()`. Otherwise it keeps filling while the full ones are written, so under
+   * load every commit carries a full batch instead of whatever arrived during the previous commit.
+   */
+  private openIsDue(): boolean {
+    return this.open.records.length > 0 && (this.due || this.closed || this.waiters.length > 0);
+  }
+
   /** Starts the single writer unless it is running; it drains whatever is queued, including later records. */
   private kick(): void {
-    if (this.writing || !this.queue.length) return;
+    if (this.writing || (!this.sealed.length && !this.openIsDue())) return;
     this.writing = this.drain();
   }
 
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length) {
-        const batch = takeBatch(this.queue, this.batchSize);
+      for (;;) {
+        if (!this.sealed.length) {
+          if (!this.openIsDue()) break;
+          this.due = false;
+          this.seal();
+        }
         try {
-          await this.commit(batch);
+          await this.commit(this.sealed[0]);
         } catch (error) {
           this.fail(error);
           return;
         }
-        this.queue.splice(0, batch.length);
-        this.written += batch.length;
         this.settle();
       }
     } finally {
@@ -195,37 +251,43 @@ export class UsageLedger {
   }
 
   /**
-   * Writes one batch exactly once. The batch's first row doubles as its marker: the commit requires it
-   * absent, and after any failure its presence says whether the commit was applied after all (a commit
-   * that throws may still have landed), so a retry neither loses nor repeats the batch.
+   * Writes one sealed batch exactly once. Its row doubles as its marker: the commit requires it absent, and
+   * after any failure its presence says whether the commit was applied after all (a commit that throws may
+   * still have landed), so a retry neither loses nor repeats the batch.
    */
-  private async commit(batch: PendingRecord[]): Promise<void> {
-    const marker = usageKey(batch[0].id);
-    const counters = mergeCounters(batch);
+  private async commit(batch: Batch): Promise<void> {
+    const marker = usageKey(batch.id);
+    const { counters } = batch;
+    const options = batch.expireIn === undefined ? undefined : { expireIn: batch.expireIn };
     this.observer?.committing(counters);
     let cause: unknown;
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      if (attempt > 1) await sleep(this.backoff(attempt - 1));
+      // A first conflict is most often a counter another process wrote since this one last did: no wait.
+      if (attempt > 2) await sleep(this.backoff(attempt - 2));
       try {
         const op = this.kv.atomic().check({ key: marker, versionstamp: null });
-        const totals = await this.addCounters(op, counters);
-        for (const { rec, rows, expireIn } of batch) {
-          for (const key of rows) op.set(key, rec, expireIn === undefined ? undefined : { expireIn });
-        }
+        const totals = counters.length ? await this.addCounters(op, counters) : [];
+        op.set(marker, batch.row, options);
+        for (const [keyId, places] of batch.index) op.set(usageByKeyKey(keyId, batch.id), places, options);
         const result = await op.commit();
         if (result.ok) {
-          this.observer?.committed(counters, totals, result.versionstamp);
+          for (let i = 0; i < counters.length; i++) {
+            this.known.set(counters[i].id, { total: totals[i], versionstamp: result.versionstamp });
+          }
+          this.done(batch, totals, result.versionstamp);
           return;
         }
         cause = new Error("a counter changed while the batch was being written");
       } catch (error) {
         cause = error;
       }
+      // Another writer may have moved a counter: the next attempt reads them all.
+      for (const c of counters) this.known.delete(c.id);
       try {
         const landed = await this.kv.get(marker);
         if (landed.versionstamp !== null) {
           // Which attempt landed is unknown, so are the totals it wrote; the marker shares its versionstamp.
-          this.observer?.committed(counters, [], landed.versionstamp);
+          this.done(batch, [], landed.versionstamp);
           return;
         }
       } catch {
@@ -235,21 +297,40 @@ export class UsageLedger {
     this.observer?.abandoned(counters);
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw new Error(
-      `Cannot write ${batch.length} usage record(s) after ${this.maxAttempts} attempts: ${reason}`,
-      {
-        cause,
-      },
+      `Cannot write ${batch.records.length} usage record(s) after ${this.maxAttempts} attempts: ${reason}`,
+      { cause },
     );
   }
 
-  /** Adds each counter's check and new total to `op`; returns the totals. */
+  /**
+   * The batch is durable. Its tokens leave `pending` in the same turn as the observer takes in the totals
+   * they are part of, so no quota check in between sees them twice or not at all.
+   */
+  private done(batch: Batch, totals: readonly bigint[], versionstamp: string): void {
+    this.sealed.shift();
+    this.written += batch.records.length;
+    this.observer?.committed(batch.counters, totals, versionstamp);
+  }
+
+  /**
+   * Adds each counter's check and new total to `op`; returns the totals. A counter this ledger wrote last
+   * is not read again: its check against the versionstamp of that write fails the commit if anyone wrote
+   * it since (or it expired), and the retry reads it.
+   */
   private async addCounters(op: Deno.AtomicOperation, counters: CounterDelta[]): Promise<bigint[]> {
-    const read = await readCounters(this.kv, counters.map((c) => c.key));
-    return read.map((entry, i) => {
-      const { delta, expireIn } = counters[i];
-      const total = (entry.value?.value ?? 0n) + delta;
-      op.check(entry).set(entry.key, new Deno.KvU64(total), { expireIn });
-      return total;
+    const unknown = counters.filter((c) => !this.known.has(c.id));
+    if (unknown.length) {
+      const read = await readCounters(this.kv, unknown.map((c) => c.key));
+      // Entries of counters of past periods or idle keys would pile up; those of the next batch are read.
+      if (this.known.size + unknown.length > MAX_KNOWN_COUNTERS) this.known.clear();
+      read.forEach((entry, i) => {
+        this.known.set(unknown[i].id, { total: entry.value?.value ?? 0n, versionstamp: entry.versionstamp });
+      });
+    }
+    return counters.map(({ key, id, delta, expireIn }) => {
+      const { total, versionstamp } = this.known.get(id)!;
+      op.check({ key, versionstamp }).set(key, new Deno.KvU64(total + delta), { expireIn });
+      return total + delta;
     });
   }
 

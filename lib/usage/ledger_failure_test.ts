@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { UsageLedger } from "./ledger.ts";
-import { assertLedgerMatches, faultyStore, rows, sample, storeTest } from "./test_support.ts";
+import { assertLedgerMatches, faultyStore, records as stored, sample, storeTest } from "./test_support.ts";
 
 const records = Array.from({ length: 30 }, (_, i) => sample({ promptTokens: i + 1, keyId: `key_${i % 3}` }));
 
@@ -51,7 +51,7 @@ storeTest("when every attempt fails, flush() rejects and the records stay queued
     );
   }
   assert.equal(errors.length, 1);
-  assert.deepEqual(await rows(kv, ["usage"]), []);
+  assert.deepEqual(await stored(kv, ["usage"]), []);
   // The store is healthy again: what was queued, and what came after, is written once.
   for (const rec of records.slice(5)) ledger.record(rec);
   await ledger.close();
@@ -69,7 +69,7 @@ Deno.test("concurrent flush() calls all resolve once their records are durable",
       const seen = i + 1;
       flushes.push(
         ledger.flush().then(async () => {
-          assert.ok((await rows(kv, ["usage"])).length >= seen);
+          assert.ok((await stored(kv, ["usage"])).length >= seen);
         }),
       );
     }
@@ -79,3 +79,29 @@ Deno.test("concurrent flush() calls all resolve once their records are durable",
   await assertLedgerMatches(kv, records);
   kv.close();
 });
+
+storeTest(
+  "a batch whose commit landed unconfirmed is retried as it was, never merged with later records",
+  async (base) => {
+    const store = faultyStore(base, ["land-then-throw"]);
+    let storeDown = true;
+    // While the store is down, the read that would confirm the commit fails too.
+    const kv = new Proxy(store.kv, {
+      get(target, prop) {
+        if (prop === "get" && storeDown) return () => Promise.reject(new Error("connection reset"));
+        const value = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const ledger = new UsageLedger(kv, { maxAttempts: 1, flushIntervalMs: 60_000, onError: () => {} });
+    const first = [sample({ promptTokens: 1 }), sample({ promptTokens: 2, keyId: "key_b" })];
+    for (const rec of first) ledger.record(rec);
+    await assert.rejects(ledger.flush(), /Cannot write 2 usage record\(s\) after 1 attempts/);
+    storeDown = false;
+    const later = [sample({ promptTokens: 4 }), sample({ promptTokens: 8, user: "bob" })];
+    for (const rec of later) ledger.record(rec);
+    await ledger.close();
+    await assertLedgerMatches(base, [...first, ...later]);
+    assert.equal(store.commits(), 3, "the landed batch is found by its marker, the later one written once");
+  },
+);

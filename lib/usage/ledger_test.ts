@@ -3,9 +3,18 @@
  * counters under concurrency, period boundaries, the timer and close().
  */
 import assert from "node:assert/strict";
-import { readTotals, UsageLedger } from "./ledger.ts";
+import { listUsage, readTotals, UsageLedger } from "./ledger.ts";
 import type { UsageRecord } from "./types.ts";
-import { assertLedgerMatches, rows, sample, storedCounters, storeTest } from "./test_support.ts";
+import { serialize } from "node:v8";
+import { MAX_ROW_BYTES } from "./batch.ts";
+import {
+  assertLedgerMatches,
+  records as stored,
+  rows,
+  sample,
+  storedCounters,
+  storeTest,
+} from "./test_support.ts";
 
 const NOW = new Date("2026-11-22T12:00:00.000Z");
 
@@ -15,11 +24,9 @@ storeTest("record() queues synchronously and flush() makes rows and counters dur
   assert.equal(ledger.record(rec), undefined);
   // Changing the caller's object afterwards must not change what is stored.
   rec.promptTokens = 999;
-  assert.deepEqual(await rows(kv, ["usage"]), []);
+  assert.deepEqual(await stored(kv, ["usage"]), []);
   await ledger.flush();
-  const stored = await rows(kv, ["usage"]);
-  assert.equal(stored.length, 1);
-  assert.deepEqual(stored[0].value, sample());
+  assert.deepEqual(await stored(kv, ["usage"]), [sample()]);
   assert.deepEqual(await readTotals(kv, "key", "key_a", NOW), { day: 15, week: 15, month: 15 });
   assert.deepEqual(await readTotals(kv, "user", "alice", NOW), { day: 15, week: 15, month: 15 });
   assert.deepEqual(await readTotals(kv, "user", "bob", NOW), { day: 0, week: 0, month: 0 });
@@ -42,8 +49,8 @@ storeTest("records without a key, without a user or without tokens touch only wh
     '["tokens","key","key_b","m:2026-11"]',
     '["tokens","key","key_b","w:2026-W47"]',
   ]);
-  assert.equal((await rows(kv, ["usage_by_key", "key_b"])).length, 1);
-  assert.equal((await rows(kv, ["usage_by_key", "key_a"])).length, 1);
+  assert.equal((await listUsage(kv, { keyId: "key_b" })).length, 1);
+  assert.equal((await listUsage(kv, { keyId: "key_a" })).length, 1);
 });
 
 storeTest("500 records from concurrent tasks: every row once, every counter exact", async (kv) => {
@@ -73,7 +80,7 @@ storeTest("500 records from concurrent tasks: every row once, every counter exac
   await Promise.all(flushes);
   await ledger.close();
   assert.equal(recorded.length, 500);
-  assert.equal((await rows(kv, ["usage"])).length, 500);
+  assert.equal((await stored(kv, ["usage"])).length, 500);
   await assertLedgerMatches(kv, recorded);
   const sum = (list: UsageRecord[]) => list.reduce((s, r) => s + r.promptTokens + r.completionTokens, 0);
   const december = recorded.filter((r) => r.time >= "2026-12-01");
@@ -132,7 +139,7 @@ storeTest("the timer writes queued records without a flush()", async (kv) => {
   const ledger = new UsageLedger(kv, { flushIntervalMs: 5 });
   ledger.record(sample());
   const deadline = Date.now() + 5000;
-  while ((await rows(kv, ["usage"])).length === 0) {
+  while ((await stored(kv, ["usage"])).length === 0) {
     assert.ok(Date.now() < deadline, "the timer never wrote the record");
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
@@ -166,7 +173,7 @@ storeTest("row ids follow record time, and many records per commit stay within K
   for (const rec of records) ledger.record(rec);
   await ledger.close();
   await assertLedgerMatches(kv, records);
-  const times = (await rows(kv, ["usage"])).map((e) => e.value.time);
+  const times = (await stored(kv, ["usage"])).map((r) => r.time);
   assert.deepEqual(times, records.map((r) => r.time));
 });
 
@@ -184,12 +191,12 @@ Deno.test("a malformed record is repaired, kept, counted and reported, never thr
     String(errors[0]),
     /^TypeError: Usage record repaired: time "yesterday" is not an ISO 8601 instant, used .*; promptTokens -1 is not a non-negative integer, counted as 0; completionTokens 2.6 is not a non-negative integer, counted as 3$/,
   );
-  const stored = (await rows(kv, ["usage"])).map((e) => e.value);
-  assert.equal(stored.length, 3);
-  assert.ok(Date.parse(stored[0].time) >= before);
-  assert.deepEqual([stored[0].promptTokens, stored[0].completionTokens], [0, 3]);
-  assert.deepEqual([stored[1].promptTokens, stored[1].completionTokens], [10, 0]);
-  await assertLedgerMatches(kv, stored);
+  const kept = await stored(kv, ["usage"]);
+  assert.equal(kept.length, 3);
+  assert.ok(Date.parse(kept[0].time) >= before);
+  assert.deepEqual([kept[0].promptTokens, kept[0].completionTokens], [0, 3]);
+  assert.deepEqual([kept[1].promptTokens, kept[1].completionTokens], [10, 0]);
+  await assertLedgerMatches(kv, kept);
   kv.close();
 });
 
@@ -202,6 +209,29 @@ Deno.test("an onError that throws breaks neither record() nor the writer", async
   });
   ledger.record(sample({ time: "nope" }));
   await ledger.close();
-  assert.equal((await rows(kv, ["usage"])).length, 1);
+  assert.equal((await stored(kv, ["usage"])).length, 1);
   kv.close();
+});
+
+storeTest("many large records: every batch row stays under KV's value limit, none is refused", async (kv) => {
+  const errors: unknown[] = [];
+  const ledger = new UsageLedger(kv, { flushIntervalMs: 60_000, onError: (e) => errors.push(e) });
+  const records = Array.from({ length: 200 }, (_, i) =>
+    sample({
+      keyId: `key_${i % 4}`,
+      errorCode: `${i}:`.padEnd(1000 + (i % 5) * 700, i % 2 ? "x" : "é"),
+      server: "服务器".repeat(i % 50),
+      status: "error",
+    }));
+  for (const rec of records) ledger.record(rec);
+  await ledger.close();
+  assert.deepEqual(errors, []);
+  await assertLedgerMatches(kv, records);
+  const batches = await rows(kv, ["usage"]);
+  assert.ok(batches.length >= 10, `${batches.length} rows`);
+  for (const { value } of batches) {
+    const bytes = serialize(value).length;
+    assert.ok(bytes <= MAX_ROW_BYTES && bytes < 65_536, String(bytes));
+  }
+  assert.deepEqual(await listUsage(kv, { keyId: "key_3" }), records.filter((r) => r.keyId === "key_3"));
 });

@@ -2,23 +2,31 @@
  * @module Token totals as they stand right now, for the quota check, without a store read per request.
  *
  * A total is the counter as last known from the store plus what this process recorded that is not written
- * yet. The store value comes from two sources, and the newer one (by versionstamp) wins: the ledger's own
+ * yet, which the ledger keeps summed per counter in its unwritten batches and is asked for (`PendingTokens`)
+ * only when a total is looked at: recording a request costs nothing here. The store value comes from two sources, and the newer one (by versionstamp) wins: the ledger's own
  * commits (it knows the total it wrote, and the check in its commit makes that total exact, whoever else
  * writes the counter) and reads of the counter, which bring in what other processes wrote.
  *
  * The one trap is counting a batch twice: a read can already contain a batch whose commit has not returned
  * yet, while that batch is still counted as unwritten. So a read is used only if no commit touching that
- * counter was in flight while it ran; otherwise the ledger's own commit result brings the value instead.
+ * counter was in flight while it ran; otherwise the ledger's own commit result brings the value instead. The
+ * ledger drops a batch from its unwritten ones in the same turn as it reports the commit (`committed`).
  *
  * Within one process totals are therefore exact at every instant. Tokens of other processes arrive with
  * their ledger's next group commit plus the next read here (see `QuotaCheck` for when reads happen).
  */
-import type { CounterDelta } from "./batch.ts";
-import { counterId, readCounters } from "./kv_layout.ts";
+import type { CounterDelta } from "./counter_sums.ts";
+import { counterId, readCounters, TOKENS_PREFIX, type TotalsScope } from "./kv_layout.ts";
+
+/** A ledger's tokens recorded and not yet written, for the counter `["tokens", scope, owner, label]`. */
+export interface PendingTokens {
+  pending(scope: TotalsScope, owner: string, label: string): number;
+}
 
 /** What the ledger tells about its counters; see the module comment for why each event matters. */
 export interface CounterObserver {
-  queued(counters: readonly CounterDelta[]): void;
+  /** Called once by a ledger as it starts: where its unwritten tokens are looked up. */
+  attach(source: PendingTokens): void;
   committing(counters: readonly CounterDelta[]): void;
   /** `totals[i]` is what `counters[i]` now holds, or undefined when the commit was confirmed only afterwards. */
   committed(
@@ -36,8 +44,6 @@ interface Entry {
   versionstamp: string;
   /** When `stored` was last confirmed current (a read or a commit), ms on the local clock. */
   seenAt: number;
-  /** Recorded here and not yet written. */
-  unwritten: number;
   /** Commits in flight touching this counter, and a change count so a read can tell it overlapped one. */
   inFlight: number;
   changes: number;
@@ -54,6 +60,7 @@ const IDLE_MS = 10 * 60_000;
 
 export class LiveTotals implements CounterObserver {
   readonly #entries = new Map<string, Entry>();
+  readonly #sources: PendingTokens[] = [];
   #lastSweep = 0;
 
   constructor(private readonly kv: Deno.Kv, private readonly clock: () => number = () => performance.now()) {}
@@ -65,7 +72,7 @@ export class LiveTotals implements CounterObserver {
   #entryById(id: string): Entry {
     let entry = this.#entries.get(id);
     if (!entry) {
-      entry = { versionstamp: "", seenAt: -Infinity, unwritten: 0, inFlight: 0, changes: 0 };
+      entry = { versionstamp: "", seenAt: -Infinity, inFlight: 0, changes: 0 };
       this.#entries.set(id, entry);
     }
     return entry;
@@ -78,10 +85,20 @@ export class LiveTotals implements CounterObserver {
     return keys.map((key) => {
       const entry = this.#entry(key);
       return {
-        tokens: (entry.stored ?? 0) + entry.unwritten,
+        tokens: (entry.stored ?? 0) + this.#unwritten(key),
         ageMs: entry.stored === undefined ? Infinity : now - entry.seenAt,
       };
     });
+  }
+
+  /** Tokens of `key` that the ledgers recorded and have not written yet. */
+  #unwritten(key: Deno.KvKey): number {
+    const [prefix, scope, owner, label] = key;
+    if (prefix !== TOKENS_PREFIX || (scope !== "key" && scope !== "user")) return 0;
+    if (typeof owner !== "string" || typeof label !== "string") return 0;
+    let tokens = 0;
+    for (const source of this.#sources) tokens += source.pending(scope, owner, label);
+    return tokens;
   }
 
   /** Reads the counters from the store (one round trip per ten) and takes in what is safe to take. */
@@ -105,8 +122,8 @@ export class LiveTotals implements CounterObserver {
     entry.seenAt = now;
   }
 
-  queued(counters: readonly CounterDelta[]): void {
-    for (const c of counters) this.#entryById(c.id).unwritten += Number(c.delta);
+  attach(source: PendingTokens): void {
+    this.#sources.push(source);
   }
 
   committing(counters: readonly CounterDelta[]): void {
@@ -127,7 +144,6 @@ export class LiveTotals implements CounterObserver {
       const entry = this.#entryById(c.id);
       entry.inFlight--;
       entry.changes++;
-      entry.unwritten -= Number(c.delta);
       const total = totals[i];
       if (total !== undefined) this.#observe(entry, Number(total), versionstamp, now);
       // Without the total the stored value is behind by this batch: forget it so the next check reads.
@@ -148,7 +164,8 @@ export class LiveTotals implements CounterObserver {
     if (now - this.#lastSweep < 60_000) return;
     this.#lastSweep = now;
     for (const [id, entry] of this.#entries) {
-      if (entry.unwritten === 0 && entry.inFlight === 0 && now - entry.seenAt > IDLE_MS) {
+      // Unwritten tokens live in the ledger, so an entry dropped here loses only its stored value.
+      if (entry.inFlight === 0 && now - entry.seenAt > IDLE_MS) {
         this.#entries.delete(id);
       }
     }

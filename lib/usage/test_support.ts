@@ -4,8 +4,12 @@
  * says what every counter must hold for a set of records.
  */
 import assert from "node:assert/strict";
+import { monotonicFactory } from "ulid";
 import type { UsageRecord } from "./types.ts";
 import { periodKeys } from "./periods.ts";
+import { type IndexRow, type LedgerRow, rowRecords } from "./kv_layout.ts";
+import { decodeRow, isBatchRow } from "./row_codec.ts";
+import { isKeylessRefusal } from "./keyless_budget.ts";
 
 export function sample(overrides: Partial<UsageRecord> = {}): UsageRecord {
   return {
@@ -115,17 +119,90 @@ export async function storedCounters(kv: Deno.Kv): Promise<Map<string, bigint>> 
   return out;
 }
 
-export async function rows(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvEntry<UsageRecord>[]> {
-  return await Array.fromAsync(kv.list<UsageRecord>({ prefix }));
+export async function rows(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvEntry<LedgerRow>[]> {
+  return await Array.fromAsync(kv.list<LedgerRow>({ prefix }));
 }
 
-/** Every record stored exactly once (as a row and, with a key, in the key index) and every counter exact. */
-export async function assertLedgerMatches(kv: Deno.Kv, records: UsageRecord[]): Promise<void> {
+/** Every record in the rows under `prefix`, in row order and then in their order within a row. */
+export async function records(kv: Deno.Kv, prefix: Deno.KvKey): Promise<UsageRecord[]> {
+  return (await rows(kv, prefix)).flatMap((entry) => rowRecords(entry.value));
+}
+
+/**
+ * Writes `records` as the ledger did before batching: one row per record, its id drawn when it was queued
+ * from the record's time, and the same record again in the per-key index.
+ */
+export async function writeOldLayout(kv: Deno.Kv, records: UsageRecord[]): Promise<void> {
+  const nextId = monotonicFactory();
+  for (const rec of records) {
+    const id = nextId(Date.parse(rec.time));
+    const op = kv.atomic().set(["usage", id], rec);
+    if (rec.keyId !== undefined) op.set(["usage_by_key", rec.keyId, id], rec);
+    await op.commit();
+  }
+}
+
+/** `kv` that notes every row an atomic operation sets, with its expiry. */
+export function recordingStore(kv: Deno.Kv): { kv: Deno.Kv; sets: { key: Deno.KvKey; expireIn?: number }[] } {
+  const sets: { key: Deno.KvKey; expireIn?: number }[] = [];
+  const wrapOp = (op: Deno.AtomicOperation): Deno.AtomicOperation => {
+    const proxy: Deno.AtomicOperation = new Proxy(op, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          if (prop === "set") {
+            const [key, , options] = args as [Deno.KvKey, unknown, { expireIn?: number } | undefined];
+            sets.push({ key, expireIn: options?.expireIn });
+          }
+          const result = value.apply(target, args);
+          return result === target ? proxy : result;
+        };
+      },
+    });
+    return proxy;
+  };
+  const wrapped = new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "atomic") return () => wrapOp(target.atomic());
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { kv: wrapped, sets };
+}
+
+/**
+ * Every record stored exactly once, in batch rows; for each key of a batch row one index row naming exactly
+ * the places of that key's records in it, and no other index row; every counter exact.
+ */
+export async function assertLedgerMatches(kv: Deno.Kv, expected: UsageRecord[]): Promise<void> {
   const canon = (list: UsageRecord[]) => list.map((r) => JSON.stringify(r)).sort();
-  assert.deepEqual(canon((await rows(kv, ["usage"])).map((e) => e.value)), canon(records));
-  assert.deepEqual(
-    canon((await rows(kv, ["usage_by_key"])).map((e) => e.value)),
-    canon(records.filter((r) => r.keyId !== undefined)),
-  );
-  assert.deepEqual(await storedCounters(kv), expectedCounters(records));
+  const batches = await rows(kv, ["usage"]);
+  const index = new Map<string, IndexRow>();
+  for await (const entry of kv.list<IndexRow>({ prefix: ["usage_by_key"] })) {
+    index.set(JSON.stringify(entry.key), entry.value);
+  }
+  const stored: UsageRecord[] = [];
+  for (const { key, value: row } of batches) {
+    assert.ok(isBatchRow(row), `batch row ${String(key[1])}`);
+    const value = decodeRow(row);
+    assert.ok(value.length > 0 && value.length <= 250, `batch row ${String(key[1])}`);
+    assert.equal(key.length, 2);
+    const keyless = value.filter(isKeylessRefusal).length;
+    assert.ok(keyless === 0 || keyless === value.length, "expiring and kept records never share a row");
+    stored.push(...value);
+    const places = Map.groupBy(
+      value.keys().filter((i) => value[i].keyId !== undefined),
+      (i) => value[i].keyId!,
+    );
+    for (const [keyId, own] of places) {
+      const indexKey = JSON.stringify(["usage_by_key", keyId, key[1]]);
+      assert.deepEqual(index.get(indexKey), Uint8Array.from(own), indexKey);
+      index.delete(indexKey);
+    }
+  }
+  assert.deepEqual([...index.keys()], [], "no index row without its batch row");
+  assert.deepEqual(canon(stored), canon(expected));
+  assert.deepEqual(await storedCounters(kv), expectedCounters(expected));
 }

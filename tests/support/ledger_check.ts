@@ -5,12 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { PERIOD_NAMES, periodKeys, type UsageRecord } from "../../lib/usage/mod.ts";
+import { type IndexRow, type LedgerRow, rowRecords } from "../../lib/usage/kv_layout.ts";
 
 export interface StoredLedger {
-  /** Usage rows by row id. */
+  /** Records by `rowId/place` (a batch row holds many, in order). */
   records: Map<string, UsageRecord>;
-  /** Per-key index rows: `keyId/rowId` → record. */
-  index: Map<string, UsageRecord>;
+  /** Per-key index rows: `keyId/rowId` → the places of that key's records in the row. */
+  index: Map<string, number[]>;
   /** Token counters: `scope/owner/period` → tokens. */
   counters: Map<string, number>;
   /** Rate counters: `keyId/minute` → slots claimed. */
@@ -27,11 +28,12 @@ export async function readLedger(path: string): Promise<StoredLedger> {
       counters: new Map(),
       rate: new Map(),
     };
-    for await (const e of kv.list<UsageRecord>({ prefix: ["usage"] })) {
-      ledger.records.set(String(e.key[1]), e.value);
+    for await (const e of kv.list<LedgerRow>({ prefix: ["usage"] })) {
+      rowRecords(e.value).forEach((rec, place) => ledger.records.set(`${String(e.key[1])}/${place}`, rec));
     }
-    for await (const e of kv.list<UsageRecord>({ prefix: ["usage_by_key"] })) {
-      ledger.index.set(e.key.slice(1).join("/"), e.value);
+    for await (const e of kv.list<IndexRow>({ prefix: ["usage_by_key"] })) {
+      assert.ok(e.value instanceof Uint8Array, "index rows of batches name places");
+      ledger.index.set(e.key.slice(1).join("/"), [...e.value]);
     }
     for await (const e of kv.list<Deno.KvU64>({ prefix: ["tokens"] })) {
       ledger.counters.set(e.key.slice(1).join("/"), Number(e.value.value));
@@ -66,12 +68,24 @@ export function countersFromRecords(records: Iterable<UsageRecord>): Map<string,
 const sorted = (map: Map<string, number>) =>
   Object.fromEntries([...map].sort(([a], [b]) => a.localeCompare(b)));
 
-/** Counters equal the sums of the records, and the per-key index holds exactly the keyed records. */
+/**
+ * Counters equal the sums of the records, and the per-key index names exactly the keyed records: one index
+ * row per key of a batch row, with the places of that key's records in it.
+ */
 export function assertLedgerConsistent(ledger: StoredLedger): void {
   assert.deepEqual(sorted(ledger.counters), sorted(countersFromRecords(ledger.records.values())));
-  const keyed = [...ledger.records].filter(([, rec]) => rec.keyId !== undefined);
-  assert.equal(ledger.index.size, keyed.length, "one index row per keyed record");
-  for (const [id, rec] of keyed) assert.deepEqual(ledger.index.get(`${rec.keyId}/${id}`), rec, id);
+  const expected = new Map<string, number[]>();
+  for (const [id, rec] of ledger.records) {
+    if (rec.keyId === undefined) continue;
+    const [row, place] = id.split("/");
+    const key = `${rec.keyId}/${row}`;
+    expected.set(key, [...expected.get(key) ?? [], Number(place)]);
+  }
+  assert.deepEqual(
+    Object.fromEntries([...ledger.index].sort()),
+    Object.fromEntries([...expected].sort()),
+    "one index row per key of a batch, naming exactly its records",
+  );
 }
 
 /** The records of one key. */
