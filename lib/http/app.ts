@@ -2,7 +2,7 @@
  * @module Builds the HTTP application from the route manifest: each path answers its own methods, any other
  * method gets 405 with `Allow`, unknown paths 404, all as JSON.
  */
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import type { Deps } from "../deps.ts";
 import { MethodNotAllowed, NotFound } from "../errors.ts";
 import { FACES, ROUTE_FACES } from "../faces/mod.ts";
@@ -28,25 +28,57 @@ function peerAddress(addr: Deno.Addr | undefined): string | undefined {
   return addr && "hostname" in addr ? addr.hostname : undefined;
 }
 
+/** The path of a request URL (`http://host/path?query`), without decoding: undefined if it needs any. */
+function plainPath(url: string): string | undefined {
+  const start = url.indexOf("/", url.indexOf("://") + 3);
+  if (start < 0) return "/";
+  const query = url.indexOf("?", start);
+  const path = query < 0 ? url.slice(start) : url.slice(start, query);
+  return path.includes("%") ? undefined : path;
+}
+
+type Answer = (request: Request, env: ConnectionEnv | undefined) => Response | Promise<Response>;
+
 export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{ Bindings: ConnectionEnv }> {
   const app = new Hono<{ Bindings: ConnectionEnv }>();
+  // Paths without parameters are answered straight from this table, before the router: chat requests are
+  // most of the traffic, and a router context per request costs more than the lookup.
+  const exact = new Map<string, Answer>();
   for (const { path, module } of manifest) {
     const handlers = module.handlers(deps);
     const allow = Object.keys(handlers);
-    const answer = (c: Context<{ Bindings: ConnectionEnv }>) => {
-      const handler = handlers[c.req.method];
-      if (!handler) return errorResponse(ROUTE_FACES[module.face], new MethodNotAllowed(c.req.method, allow));
-      const request = c.req.raw;
+    const answer: Answer = (request, env) => {
+      const handler = handlers[request.method];
+      if (!handler) {
+        return errorResponse(ROUTE_FACES[module.face], new MethodNotAllowed(request.method, allow));
+      }
       return handler(request, {
-        address: peerAddress(c.env?.remoteAddr),
-        signal: c.env?.signal ?? request.signal,
+        address: peerAddress(env?.remoteAddr),
+        signal: env?.signal ?? request.signal,
       });
     };
-    app.all(path, (c) => module.cors ? withCors(deps, allow, c.req.raw, () => answer(c)) : answer(c));
+    const entry: Answer = module.cors
+      ? (request, env) => withCors(deps, allow, request, () => answer(request, env))
+      : answer;
+    if (!/[:*]/.test(path)) exact.set(path, entry);
+    app.all(path, (c) => entry(c.req.raw, c.env));
   }
   app.on(["GET", "HEAD"], "/static/*", (c) => staticResponse(c.req.path, c.req.raw) ?? c.notFound());
   // Ollama clients read only Ollama's error shape; its other endpoints get it (lib/discovery/not_served.ts).
   app.notFound((c) => notFoundResponse(c.req.path) ?? errorResponse(FACES.openai, new NotFound(c.req.path)));
   app.onError((error) => errorResponse(FACES.openai, error));
+  const routed = app.fetch;
+  app.fetch = (request, env, ctx) => {
+    // The router answers HEAD as GET without a body; it keeps doing that.
+    const path = request.method === "HEAD" ? undefined : plainPath(request.url);
+    const entry = path === undefined ? undefined : exact.get(path);
+    if (!entry) return routed(request, env, ctx);
+    try {
+      const answer = entry(request, env);
+      return answer instanceof Promise ? answer.catch((error) => errorResponse(FACES.openai, error)) : answer;
+    } catch (error) {
+      return errorResponse(FACES.openai, error);
+    }
+  };
   return app;
 }

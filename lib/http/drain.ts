@@ -36,7 +36,8 @@ export class Drain {
    * with a listener left on it lives as long as its sources, so a process-long source would keep every
    * request's signal alive.
    */
-  readonly #running = new Set<AbortController>();
+  readonly #running = new Set<Running>();
+  #sweep?: ReturnType<typeof setInterval>;
   /** Requests that answered with an open-ended body other than a chat stream (the admin page's live feed). */
   readonly #feeds = new Set<AbortController>();
   readonly #hurry = Promise.withResolvers<void>();
@@ -74,27 +75,47 @@ export class Drain {
   ): Response | Promise<Response> {
     if (this.#stopping) return refusal();
     this.#inFlight++;
-    const abort = new AbortController();
-    const clientLeft = () => abort.abort(new ClientClosed());
-    request.signal.addEventListener("abort", clientLeft, { once: true });
-    this.#running.add(abort);
+    const running = new Running(request);
+    this.#running.add(running);
+    this.#watchSoon();
     let answered: Promise<Response>;
     try {
       // The signal is handed over beside the request rather than in a copy of it: a copy costs every request.
-      answered = Promise.resolve(handler(abort.signal));
+      answered = Promise.resolve(handler(running.abort.signal));
     } catch (error) {
       answered = Promise.reject(error);
     }
-    answered.then((response) => {
-      if (response.body && !this.#streams.carries(response.body)) this.#feeds.add(abort);
-    }, () => {});
-    Promise.allSettled([answered, delivered]).then(() => {
-      request.signal.removeEventListener("abort", clientLeft);
-      this.#running.delete(abort);
-      this.#feeds.delete(abort);
+    let pending = 2;
+    const settle = () => {
+      if (--pending) return;
+      running.unwatch();
+      this.#running.delete(running);
+      if (this.#running.size === 0) {
+        clearInterval(this.#sweep);
+        this.#sweep = undefined;
+      }
+      this.#feeds.delete(running.abort);
       this.#release();
-    });
+    };
+    answered.then((response) => {
+      if (response.body && !this.#streams.carries(response.body)) this.#feeds.add(running.abort);
+    }, () => {}).finally(settle);
+    delivered.finally(settle).catch(() => {});
     return answered;
+  }
+
+  /**
+   * Starts the sweep that watches for clients leaving requests that are taking a while. A request's own
+   * `signal` costs as much as the rest of a short request's passage through the listener, so it is only
+   * subscribed to once the request has run for `WATCH_AFTER_MS`: a client that leaves a long answer still
+   * stops its backend work within a sweep, and a quick answer never pays for the subscription.
+   */
+  #watchSoon(): void {
+    if (this.#sweep !== undefined) return;
+    this.#sweep = setInterval(() => {
+      const due = performance.now() - WATCH_AFTER_MS;
+      for (const running of this.#running) if (running.since <= due) running.watch();
+    }, WATCH_AFTER_MS);
   }
 
   /** A second signal: stop waiting for the grace period and end what runs now. */
@@ -126,7 +147,7 @@ export class Drain {
   #end(cut: number): DrainReport {
     const error = new ShuttingDown();
     this.#streams.endAll(error);
-    for (const abort of this.#running) abort.abort(error);
+    for (const running of this.#running) running.abort.abort(error);
     return { cut, abandoned: 0 };
   }
 
@@ -148,6 +169,32 @@ export class Drain {
       clearTimeout(timer);
       this.#idle.delete(idle);
     });
+  }
+}
+
+/** How long a request runs before the drain listens for its client leaving (see `#watchSoon`). */
+const WATCH_AFTER_MS = 50;
+
+/** One request being handled: its cut signal, and whether its client's leaving is listened for yet. */
+class Running {
+  readonly abort = new AbortController();
+  readonly since = performance.now();
+  #watching = false;
+
+  constructor(private readonly request: Request) {}
+
+  readonly #clientLeft = () => this.abort.abort(new ClientClosed());
+
+  watch(): void {
+    if (this.#watching) return;
+    this.#watching = true;
+    const signal = this.request.signal;
+    if (signal.aborted) this.#clientLeft();
+    else signal.addEventListener("abort", this.#clientLeft, { once: true });
+  }
+
+  unwatch(): void {
+    if (this.#watching) this.request.signal.removeEventListener("abort", this.#clientLeft);
   }
 }
 
