@@ -57,6 +57,8 @@ interface Turn {
   ctx: CallContext;
   account: RequestAccount;
   deps: Deps;
+  /** The policy's headers (rate-limit state). */
+  admitted: Record<string, string>;
 }
 
 /** Adds the policy's headers (rate-limit state) to whatever the request ended with. */
@@ -90,9 +92,20 @@ export async function runChat(
       client.signal,
     );
     const ctx = callContext(deps, client.signal);
-    const turn = { face, shaped, key, candidates: route.candidates, route, routed: {}, ctx, account, deps };
-    const response = shaped.stream ? await streamed(turn) : await whole(turn);
-    return withHeaders(withHeaders(response, turn.routed), admitted);
+    const turn = {
+      face,
+      shaped,
+      key,
+      candidates: route.candidates,
+      route,
+      routed: {},
+      ctx,
+      account,
+      deps,
+      admitted,
+    };
+    if (!shaped.stream) return await whole(turn);
+    return withHeaders(withHeaders(await streamed(turn), turn.routed), admitted);
   } catch (error) {
     // Whatever a read or a call threw when its client left (an AbortError, a cut body) means just that.
     const failure = client.signal.aborted && !(error instanceof GatewayError)
@@ -127,13 +140,15 @@ async function whole(t: Turn): Promise<Response> {
   );
   t.deps.servers.finish(ticket, "ok");
   t.account.completed(result);
-  return jsonResponse(t.face.renderResult(result, {
+  const body = t.face.renderResult(result, {
     requestId: requestId(),
     startedAt: t.account.startedAt,
     finishedAt: t.deps.now(),
     durationNs: Math.max(1, Math.round((performance.now() - startedTick) * 1e6)),
     alias: aliasOf(candidate),
-  }));
+  });
+  // Headers given at construction: setting them on a built response costs a copy-on-write and checks each.
+  return jsonResponse(body, 200, { ...t.routed, ...t.admitted });
 }
 
 async function streamed(t: Turn): Promise<Response> {

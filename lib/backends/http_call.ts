@@ -5,6 +5,7 @@
 import { BackendFailure, BadGateway, GatewayError, ImageNotSupported, InvalidRequest } from "../errors.ts";
 import { Buffer } from "node:buffer";
 import type { CallContext } from "./adapter.ts";
+import { clearDeadline, deadline } from "../http/deadlines.ts";
 import { type ChunkReader, post, type UpstreamAnswer } from "./upstream.ts";
 
 /** Error bodies are read only this far: enough for a message, bounded against a hostile backend. */
@@ -82,12 +83,12 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
   const abort = new AbortController();
   const onClientAbort = () => abort.abort(ctx.signal?.reason);
   ctx.signal?.addEventListener("abort", onClientAbort, { once: true });
-  const timer = setTimeout(
-    () => abort.abort(new DOMException("headers", "TimeoutError")),
+  const timer = deadline(
     ctx.firstByteTimeoutMs,
+    () => abort.abort(new DOMException("headers", "TimeoutError")),
   );
   const release = () => {
-    clearTimeout(timer);
+    clearDeadline(timer);
     ctx.signal?.removeEventListener("abort", onClientAbort);
   };
   try {
@@ -98,7 +99,7 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
       JSON.stringify(body),
       abort.signal,
     );
-    clearTimeout(timer);
+    clearDeadline(timer);
     ctx.reach?.answered(url);
     if (answer.status < 200 || answer.status > 299) {
       throw classify(answer.status, errorMessage(await readCapped(answer.body, ERROR_BODY_LIMIT)), opts);
@@ -147,9 +148,9 @@ export async function postJson(
   opts: PostOptions,
 ): Promise<unknown> {
   const { answer, abort, release } = await openResponse(url, body, ctx, opts);
-  const timer = setTimeout(
-    () => abort.abort(new DOMException("body", "TimeoutError")),
+  const timer = deadline(
     ctx.responseTimeoutMs,
+    () => abort.abort(new DOMException("body", "TimeoutError")),
   );
   try {
     const text = await readAnswer(answer, ctx.maxAnswerBytes, abort);
@@ -165,7 +166,7 @@ export async function postJson(
     }
     throw new BackendFailure("the model server's answer broke off", true, true);
   } finally {
-    clearTimeout(timer);
+    clearDeadline(timer);
     release();
   }
 }

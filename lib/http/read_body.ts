@@ -10,6 +10,7 @@ import {
   RequestTimeout,
   UnsupportedMediaType,
 } from "../errors.ts";
+import { clearDeadline, deadline } from "./deadlines.ts";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
@@ -45,44 +46,12 @@ export async function readJsonBody(request: Request, limits: BodyLimits): Promis
 }
 
 /**
- * Uploads still being read, with their deadlines. One coarse sweep serves them all instead of a timer per
- * request: a timer costs every request some microseconds, and a body timeout does not need millisecond
- * precision (it fires at most `SWEEP_MS` late).
- */
-const SWEEP_MS = 100;
-const uploads = new Map<object, { deadline: number; expire: () => void }>();
-let sweeper: ReturnType<typeof setInterval> | undefined;
-
-function sweep(): void {
-  const now = performance.now();
-  for (const [reader, upload] of uploads) {
-    if (upload.deadline <= now) {
-      uploads.delete(reader);
-      upload.expire();
-    }
-  }
-  if (uploads.size === 0) {
-    clearInterval(sweeper);
-    sweeper = undefined;
-  }
-}
-
-function watch(upload: object, timeoutMs: number, expire: () => void): void {
-  uploads.set(upload, { deadline: performance.now() + timeoutMs, expire });
-  if (sweeper === undefined) {
-    const timer = sweeper = setInterval(sweep, Math.min(SWEEP_MS, timeoutMs));
-    Deno.unrefTimer(timer as unknown as number);
-  }
-}
-
-/**
  * A body of declared length, read whole; past the time bound the request is answered 408 (which closes the
  * connection, ending the read that was left pending).
  */
 async function readDeclared(request: Request, limits: BodyLimits): Promise<Uint8Array> {
   const { promise: expired, reject } = Promise.withResolvers<never>();
-  const upload = {};
-  watch(upload, limits.bodyTimeoutMs, () => reject(new RequestTimeout(limits.bodyTimeoutMs)));
+  const upload = deadline(limits.bodyTimeoutMs, () => reject(new RequestTimeout(limits.bodyTimeoutMs)));
   const read = request.bytes();
   try {
     return await Promise.race([read, expired]);
@@ -91,7 +60,7 @@ async function readDeclared(request: Request, limits: BodyLimits): Promise<Uint8
     if (error instanceof GatewayError) throw error;
     throw new InvalidRequest("Cannot parse request: the body ended before it was complete");
   } finally {
-    uploads.delete(upload);
+    clearDeadline(upload);
   }
 }
 
@@ -100,7 +69,7 @@ export async function readBounded(body: ReadableStream<Uint8Array>, limits: Body
   const reader = body.getReader();
   let expired = false;
   // Cancelling ends the pending read (as if the body were complete), so the flag tells the two apart.
-  watch(reader, limits.bodyTimeoutMs, () => {
+  const upload = deadline(limits.bodyTimeoutMs, () => {
     expired = true;
     reader.cancel().catch(() => {});
   });
@@ -122,7 +91,7 @@ export async function readBounded(body: ReadableStream<Uint8Array>, limits: Body
     if (expired) throw new RequestTimeout(limits.bodyTimeoutMs);
     throw new InvalidRequest("Cannot parse request: the body ended before it was complete");
   } finally {
-    uploads.delete(reader);
+    clearDeadline(upload);
   }
   return concat(chunks, size);
 }
