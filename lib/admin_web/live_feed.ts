@@ -5,6 +5,7 @@
  */
 import type { Deps } from "../deps.ts";
 import type { AdminServices } from "./services.ts";
+import { feedResponse } from "../http/feed_response.ts";
 
 const HEALTH_EVERY_MS = 1_000;
 const HEALTH_COALESCE_MS = 200;
@@ -80,7 +81,7 @@ export function liveFeed(deps: Deps, admin: AdminServices, signal: AbortSignal):
     },
     cancel: stop,
   });
-  return new Response(body, {
+  return feedResponse(body, {
     headers: {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-store",

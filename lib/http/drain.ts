@@ -10,6 +10,7 @@
 import { ClientClosed, ShuttingDown } from "../errors.ts";
 import { FACES } from "../faces/mod.ts";
 import { errorResponse } from "./respond.ts";
+import { isFeed } from "./feed_response.ts";
 import { type OpenStreams, openStreams } from "./stream_response.ts";
 
 export interface DrainOptions {
@@ -98,7 +99,7 @@ export class Drain {
       this.#release();
     };
     answered.then((response) => {
-      if (response.body && !this.#streams.carries(response.body)) this.#feeds.add(running.abort);
+      if (isFeed(response)) this.#feeds.add(running.abort);
     }, () => {}).finally(settle);
     delivered.finally(settle).catch(() => {});
     return answered;

@@ -4,6 +4,7 @@ import { OpenStreams, type StreamEnd, streamResponse } from "./stream_response.t
 import { ShuttingDown } from "../errors.ts";
 import type { ChatEvent } from "../chat/types.ts";
 import type { StreamRenderer } from "../faces/mod.ts";
+import { feedResponse } from "./feed_response.ts";
 
 const quiet = () => {};
 
@@ -156,7 +157,7 @@ Deno.test("an open-ended body that is not a chat stream (a live feed) is ended a
         signal.addEventListener("abort", () => controller.close());
       },
     });
-    return new Response(body);
+    return feedResponse(body);
   });
   feed.body!.pipeTo(new WritableStream()).then(() => feedDelivered.resolve());
 

@@ -36,7 +36,6 @@ function deltaChars(event: ChatEvent): number {
  */
 export class OpenStreams {
   readonly #ends = new Set<(error: GatewayError) => void>();
-  readonly #bodies = new WeakSet<ReadableStream<Uint8Array>>();
   #stopped?: GatewayError;
 
   get size(): number {
@@ -49,15 +48,6 @@ export class OpenStreams {
     const ends = [...this.#ends];
     for (const end of ends) end(error);
     return ends.length;
-  }
-
-  /** Whether `body` is a chat stream's; other open-ended bodies (an event feed) need not outlive a stop. */
-  carries(body: ReadableStream<Uint8Array> | null): boolean {
-    return body !== null && this.#bodies.has(body);
-  }
-
-  mark(body: ReadableStream<Uint8Array>): void {
-    this.#bodies.add(body);
   }
 
   /** Registers a stream's way to end; returns its removal. */
@@ -146,7 +136,6 @@ export function streamResponse(
       finish();
     },
   });
-  streams.mark(body);
   return new Response(body, {
     headers: { "Content-Type": renderer.contentType, "Cache-Control": "no-cache", "X-Accel-Buffering": "no" },
   });
