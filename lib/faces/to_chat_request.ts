@@ -83,26 +83,32 @@ function findToolName(earlier: ChatMessage[], id: string | undefined): string | 
   return undefined;
 }
 
-function toOptions(top: OptionsBody, body: ChatBody): GenerationOptions {
-  const o = { ...top, ...body.options };
-  const stop = o.stop === undefined ? undefined : typeof o.stop === "string" ? [o.stop] : o.stop;
-  const numPredict = o.num_predict ?? body.max_completion_tokens ?? body.max_tokens ?? undefined;
-  const options: GenerationOptions = {
-    temperature: o.temperature,
-    topP: o.top_p,
-    topK: o.top_k,
-    minP: o.min_p,
-    repeatPenalty: o.repeat_penalty,
-    presencePenalty: o.presence_penalty,
-    frequencyPenalty: o.frequency_penalty,
-    seed: o.seed,
-    stop,
-    numCtx: o.num_ctx,
-    numPredict,
-  };
-  for (const k of Object.keys(options) as (keyof GenerationOptions)[]) {
-    if (options[k] === undefined) delete options[k];
+const OPTION_FIELDS = [
+  ["temperature", "temperature"],
+  ["top_p", "topP"],
+  ["top_k", "topK"],
+  ["min_p", "minP"],
+  ["repeat_penalty", "repeatPenalty"],
+  ["presence_penalty", "presencePenalty"],
+  ["frequency_penalty", "frequencyPenalty"],
+  ["seed", "seed"],
+  ["num_ctx", "numCtx"],
+] as const satisfies readonly (readonly [keyof OptionsBody, keyof GenerationOptions])[];
+
+/** Format B's `options` win over the same fields at the top level; only fields present are set. */
+function toOptions(body: ChatBody): GenerationOptions {
+  const nested = body.options;
+  const options: GenerationOptions = {};
+  for (const [theirs, ours] of OPTION_FIELDS) {
+    const value = nested?.[theirs] ?? body[theirs];
+    if (value !== undefined) options[ours] = value;
   }
+  const stop = nested?.stop ?? body.stop;
+  if (stop !== undefined) options.stop = typeof stop === "string" ? [stop] : stop;
+  const numPredict = nested?.num_predict ?? body.num_predict ?? body.max_completion_tokens ??
+    body.max_tokens ??
+    undefined;
+  if (numPredict !== undefined) options.numPredict = numPredict;
   return options;
 }
 
@@ -139,13 +145,12 @@ function toToolChoice(choice: ChatBody["tool_choice"]): ToolChoice | undefined {
 export function toChatRequest(body: ChatBody): ChatRequest {
   const messages: ChatMessage[] = [];
   body.messages.forEach((m, i) => messages.push(toMessage(m, i, messages)));
-  const { messages: _m, options: _o, ...top } = body;
   const request: ChatRequest = {
     model: body.model ?? "",
     messages,
     stream: body.stream ?? false,
     includeUsage: body.stream_options?.include_usage ?? false,
-    options: toOptions(top, body),
+    options: toOptions(body),
   };
   const format = toFormat(body);
   if (format !== undefined) request.format = format;

@@ -39,9 +39,9 @@ export class QuotaCheck {
 
   /** Throws `QuotaExceeded` when a cap of the key or of its user is already reached at `now`. */
   async enforce(key: KeyRecord, user: UserRecord | undefined, now: number): Promise<void> {
-    const caps = capsOf(key, user, now);
+    const { caps, counters } = capsOf(key, user, now);
     if (caps.length === 0) return;
-    let seen = this.totals.peek(caps.map((c) => c.counter));
+    let seen = this.totals.peek(counters);
     const urgent = caps.filter((c, i) => mustRead(c, seen[i]));
     if (urgent.length) {
       try {
@@ -53,7 +53,7 @@ export class QuotaCheck {
           throw new StoreUnavailable("token quotas", error);
         }
       }
-      seen = this.totals.peek(caps.map((c) => c.counter));
+      seen = this.totals.peek(counters);
     } else {
       const stale = caps.filter((_, i) => seen[i].ageMs > this.refreshMs);
       if (stale.length) this.#refresh(stale.map((c) => c.counter));
@@ -101,7 +101,23 @@ function labelsAt(now: number): Record<PeriodName, string> {
   return labelsCache.labels;
 }
 
-function capsOf(key: KeyRecord, user: UserRecord | undefined, now: number): Cap[] {
+interface KeyCaps {
+  day: number;
+  user: UserRecord | undefined;
+  caps: Cap[];
+  counters: Deno.KvKey[];
+}
+
+/**
+ * The caps of a key, made once per key record, user record and day: records are replaced, never changed, when
+ * an admin edits them, so a record seen again has the same caps.
+ */
+const capsMemo = new WeakMap<KeyRecord, KeyCaps>();
+
+function capsOf(key: KeyRecord, user: UserRecord | undefined, now: number): KeyCaps {
+  const day = Math.floor(now / 86_400_000);
+  const known = capsMemo.get(key);
+  if (known?.day === day && known.user === user) return known;
   const caps: Cap[] = [];
   const add = (quotas: TokenQuotas, scope: "key" | "user", id: string, owner: string) => {
     for (const period of PERIOD_NAMES) {
@@ -112,5 +128,7 @@ function capsOf(key: KeyRecord, user: UserRecord | undefined, now: number): Cap[
   };
   add(key, "key", key.id, "this API key");
   if (user) add(user, "user", user.name, `user "${user.name}"`);
-  return caps;
+  const made = { day, user, caps, counters: caps.map((c) => c.counter) };
+  capsMemo.set(key, made);
+  return made;
 }
