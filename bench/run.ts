@@ -1,9 +1,10 @@
 /**
  * `deno task bench`: the gateway measured against the runtime's own ceiling. Three processes on 127.0.0.1 (a
  * fast fake Ollama, a bare pass-through Deno proxy in front of it, and the gateway in front of it with a real
- * key and the usage ledger on) get the same load from wrk, in its own process. Every figure is a median over
- * rounds, and the order of the targets rotates from round to round, so a busy moment of the machine does not
- * fall on one of them only. Prints a markdown table and writes bench/results/latest.json.
+ * key and the usage ledger on) get the same load from wrk, in its own process; the gateway is loaded twice,
+ * in format A and in format B. Every figure is a median over rounds, and the order of the four targets rotates
+ * from round to round, so a busy moment of the machine does not fall on one of them only. Prints a markdown
+ * table and writes bench/results/latest.json.
  *
  * BENCH_ROUNDS (default 5) and BENCH_SECONDS (seconds per load run, default 3) trade time for steadiness;
  * BENCH_SOAK_SECONDS (default 60) is the length of the streamed soak, run once per target at the end.
@@ -13,7 +14,7 @@ import { startBenchGateway } from "./support/gateway_setup.ts";
 import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./support/load.ts";
 import { chunksPerSecond, median, medianFirstByteUs } from "./support/streaming.ts";
 import { benchTargets, ollamaTarget, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
-import { type Figures, machineInfo, markdownTable, rows } from "./support/report.ts";
+import { type Figures, machineInfo, markdownTable, peakRssTargetMb, rows } from "./support/report.ts";
 import { streamedSoak } from "./support/soak.ts";
 import { upstreamClientFigures, type UpstreamFigures } from "./support/upstream_clients.ts";
 
@@ -28,7 +29,15 @@ const resultsFile = new URL("./results/latest.json", import.meta.url);
 const log = (line: string) => console.error(`bench: ${line}`);
 
 type PerTarget<T> = Record<TargetName, T[]>;
-const perTarget = <T>(): PerTarget<T> => ({ direct: [], bare: [], gateway: [] });
+const perTarget = <T>(): PerTarget<T> => ({ direct: [], bare: [], gateway: [], gatewayB: [] });
+
+/**
+ * `f` of each round's pair, then the median: two targets are compared within a round, where they saw the same
+ * machine, never across rounds.
+ */
+function inRounds<A, B>(a: A[], b: B[], f: (a: A, b: B) => number): number {
+  return median(a.map((x, i) => f(x, b[i])));
+}
 
 /** A run with failed requests measures failures, not the gateway: stop rather than report it. */
 function checked(name: string, r: LoadResult): LoadResult {
@@ -46,7 +55,7 @@ interface Run extends LoadResult {
   cpuUsPerRequest: number;
 }
 
-/** `pids`: the process each target's figures are about (the backend for direct). */
+/** `pids`: the process each target's figures are about (the backend for direct; the gateway for A and B). */
 async function httpFigures(
   tool: LoadTool,
   targets: Record<TargetName, Target>,
@@ -70,33 +79,47 @@ async function httpFigures(
     for (const t of order) loaded[t.name].push(await load(t, CONNECTIONS));
   }
 
-  // Differences are taken within a round, where the three runs saw the same machine, then the median.
   const added = (name: TargetName, pick: (r: LoadResult) => number) =>
-    median(single[name].map((r, i) => pick(r) - pick(single.direct[i])));
+    inRounds(single[name], single.direct, (r, d) => pick(r) - pick(d));
   const mid = (list: Run[], pick: (r: Run) => number) => median(list.map(pick));
   const p50 = (r: LoadResult) => r.p50Us;
   const p99 = (r: LoadResult) => r.p99Us;
   const rps = (r: LoadResult) => r.requestsPerSec;
+  const cpu = (r: Run) => r.cpuUsPerRequest;
   const singleOf = (name: TargetName) => ({ p50Us: mid(single[name], p50), p99Us: mid(single[name], p99) });
   const loadedOf = (name: TargetName) => ({
     requestsPerSec: mid(loaded[name], rps),
     p99Us: mid(loaded[name], p99),
-    cpuUsPerRequest: mid(loaded[name], (r) => r.cpuUsPerRequest),
+    cpuUsPerRequest: mid(loaded[name], cpu),
   });
+  const ratio = (a: TargetName, b: TargetName, pick: (r: Run) => number) =>
+    inRounds(loaded[a], loaded[b], (x, y) => pick(x) / pick(y));
+  const addedP50 = (name: TargetName) => single[name].map((r, i) => r.p50Us - single.direct[i].p50Us);
   return {
     single: {
       direct: singleOf("direct"),
       bare: singleOf("bare"),
       gateway: singleOf("gateway"),
+      gatewayB: singleOf("gatewayB"),
       addedBare: { p50Us: added("bare", p50), p99Us: added("bare", p99) },
       addedGateway: { p50Us: added("gateway", p50), p99Us: added("gateway", p99) },
+      addedGatewayB: { p50Us: added("gatewayB", p50), p99Us: added("gatewayB", p99) },
     },
     loaded: {
       connections: CONNECTIONS,
       direct: loadedOf("direct"),
       bare: loadedOf("bare"),
       gateway: loadedOf("gateway"),
-      gatewayToBare: median(loaded.gateway.map((r, i) => r.requestsPerSec / loaded.bare[i].requestsPerSec)),
+      gatewayB: loadedOf("gatewayB"),
+      gatewayToBare: ratio("gateway", "bare", rps),
+      gatewayBToBare: ratio("gatewayB", "bare", rps),
+      gatewayCpuToBare: ratio("gateway", "bare", cpu),
+      gatewayBCpuToBare: ratio("gatewayB", "bare", cpu),
+    },
+    formatBToA: {
+      requestsPerSec: ratio("gatewayB", "gateway", rps),
+      cpuUsPerRequest: ratio("gatewayB", "gateway", cpu),
+      addedP50Us: inRounds(addedP50("gatewayB"), addedP50("gateway"), (b, a) => b / a),
     },
   };
 }
@@ -104,7 +127,7 @@ async function httpFigures(
 async function streamingFigures(
   targets: Record<TargetName, Target>,
   gatewayPid: number,
-): Promise<Figures["streaming"]> {
+): Promise<{ streaming: Figures["streaming"]; firstByteBToA: number }> {
   const firstByte = perTarget<number>();
   const rate = { direct: [] as number[], gateway: [] as number[] };
   const cpuPerChunk: number[] = [];
@@ -119,18 +142,30 @@ async function streamingFigures(
     rate.gateway.push(await chunksPerSecond(targets.gateway.streamed, LONG_STREAM_CHUNKS));
     cpuPerChunk.push(((await cpuTimeUs(gatewayPid) ?? NaN) - cpuBefore) / LONG_STREAM_CHUNKS);
   }
+  const over = (name: TargetName, base: TargetName) =>
+    inRounds(firstByte[name], firstByte[base], (t, b) => t - b);
   return {
-    directFirstByteUs: median(firstByte.direct),
-    bareFirstByteUs: median(firstByte.bare),
-    gatewayFirstByteUs: median(firstByte.gateway),
-    gatewayOverheadUs: median(firstByte.gateway.map((g, i) => g - firstByte.direct[i])),
-    directChunksPerSec: median(rate.direct),
-    gatewayChunksPerSec: median(rate.gateway),
-    gatewayCpuUsPerChunk: median(cpuPerChunk),
+    streaming: {
+      directFirstByteUs: median(firstByte.direct),
+      bareFirstByteUs: median(firstByte.bare),
+      gatewayFirstByteUs: median(firstByte.gateway),
+      gatewayBFirstByteUs: median(firstByte.gatewayB),
+      gatewayOverheadUs: over("gateway", "direct"),
+      gatewayBOverheadUs: over("gatewayB", "direct"),
+      gatewayOverBareUs: over("gateway", "bare"),
+      gatewayBOverBareUs: over("gatewayB", "bare"),
+      directChunksPerSec: median(rate.direct),
+      gatewayChunksPerSec: median(rate.gateway),
+      gatewayCpuUsPerChunk: median(cpuPerChunk),
+    },
+    firstByteBToA: inRounds(firstByte.gatewayB, firstByte.gateway, (b, a) => b / a),
   };
 }
 
-/** Checks that each target answers the bench's question with a 200 before load is put on it. */
+/**
+ * Checks that each target answers the bench's question with a 200 before load is put on it (format B's whole
+ * answer carries the backend's text in message.content, format A's in choices[0].message.content).
+ */
 async function smokeTest(targets: Record<TargetName, Target>) {
   for (const t of Object.values(targets)) {
     const res = await fetch(t.whole.url, { method: "POST", headers: t.whole.headers, body: t.whole.body });
@@ -148,7 +183,7 @@ async function main() {
   const children: Child[] = [];
   let gatewayClose: (() => Promise<void>) | undefined;
   let http: Awaited<ReturnType<typeof httpFigures>>;
-  let streaming: Figures["streaming"];
+  let streaming: Awaited<ReturnType<typeof streamingFigures>>;
   let peakRssMb: number;
   let bareRssMb: number;
   let soak: Figures["soak"];
@@ -175,6 +210,7 @@ async function main() {
       direct: backend.pid,
       bare: bare.pid,
       gateway: gateway.child.pid,
+      gatewayB: gateway.child.pid,
     });
     streaming = await streamingFigures(targets, gateway.child.pid);
     // VmHWM only grows, so one reading after all the load is the peak over all of it.
@@ -215,8 +251,13 @@ async function main() {
   const figures: Figures = {
     single: http.single,
     loaded: http.loaded,
-    streaming,
-    memory: { gatewayPeakRssMb: peakRssMb, bareProxyPeakRssMb: bareRssMb },
+    streaming: streaming.streaming,
+    formatBToA: { ...http.formatBToA, firstByteUs: streaming.firstByteBToA },
+    memory: {
+      gatewayPeakRssMb: peakRssMb,
+      bareProxyPeakRssMb: bareRssMb,
+      gatewayPeakTargetMb: peakRssTargetMb(bareRssMb),
+    },
     soak,
     upstream,
     store: { lookup: store.lookup, admission: store.admission },

@@ -1,13 +1,15 @@
 /**
- * The three things the bench drives with the same load: the backend called directly, the bare proxy in front
- * of it, and the gateway in front of it (format A, with a real key). Same question to each: a one-line chat,
- * answered whole or streamed.
+ * The four things the bench drives with the same load: the backend called directly, the bare proxy in front
+ * of it, and the gateway in front of it with a real key, asked once in format A (OpenAI chat completions) and
+ * once in format B (Ollama's own `/api/chat`). Same question to each: a one-line chat, answered whole or
+ * streamed.
  */
 import type { LoadSpec } from "./load.ts";
 import type { StreamTarget } from "./streaming.ts";
 
-export type TargetName = "direct" | "bare" | "gateway";
-export const TARGET_NAMES: readonly TargetName[] = ["direct", "bare", "gateway"];
+/** `gateway` is format A; `gatewayB` is the same gateway process asked in format B. */
+export type TargetName = "direct" | "bare" | "gateway" | "gatewayB";
+export const TARGET_NAMES: readonly TargetName[] = ["direct", "bare", "gateway", "gatewayB"];
 
 export interface Target {
   name: TargetName;
@@ -25,23 +27,33 @@ const SOAK_CHUNKS = 8;
 const messages = [{ role: "user", content: "hi" }];
 const JSON_TYPE = { "Content-Type": "application/json" };
 
-/** Ollama's own wire format, as the backend and the bare proxy take it. */
-export function ollamaTarget(name: TargetName, baseUrl: string): Target {
+/**
+ * Ollama's own wire format, as the backend and the bare proxy take it, and as the gateway takes it in format B
+ * (where the key, in `headers`, decides the model, so `model` is any name).
+ */
+export function ollamaTarget(
+  name: TargetName,
+  baseUrl: string,
+  { model = "m1", headers = {} as Record<string, string> } = {},
+): Target {
   const url = `${baseUrl}/api/chat`;
   return {
     name,
-    whole: { url, headers: JSON_TYPE, body: JSON.stringify({ model: "m1", messages, stream: false }) },
+    whole: {
+      url,
+      headers: { ...JSON_TYPE, ...headers },
+      body: JSON.stringify({ model, messages, stream: false }),
+    },
     streamedLoad: {
       url,
-      headers: JSON_TYPE,
-      body: JSON.stringify({ model: "m1", messages, stream: true, options: { num_predict: SOAK_CHUNKS } }),
+      headers: { ...JSON_TYPE, ...headers },
+      body: JSON.stringify({ model, messages, stream: true, options: { num_predict: SOAK_CHUNKS } }),
     },
     streamed: {
       url,
-      headers: {},
+      headers,
       marker: "\n",
-      body: (chunks) =>
-        JSON.stringify({ model: "m1", messages, stream: true, options: { num_predict: chunks } }),
+      body: (chunks) => JSON.stringify({ model, messages, stream: true, options: { num_predict: chunks } }),
     },
   };
 }
@@ -72,5 +84,9 @@ export function benchTargets(urls: { backend: string; bare: string; gateway: str
     direct: ollamaTarget("direct", urls.backend),
     bare: ollamaTarget("bare", urls.bare),
     gateway: gatewayTarget(urls.gateway, secret),
+    gatewayB: ollamaTarget("gatewayB", urls.gateway, {
+      model: "any",
+      headers: { Authorization: `Bearer ${secret}` },
+    }),
   } satisfies Record<TargetName, Target>;
 }
