@@ -6,7 +6,7 @@ import { BackendFailure, BadGateway, GatewayError, ImageNotSupported, InvalidReq
 import { Buffer } from "node:buffer";
 import type { CallContext } from "./adapter.ts";
 import { clearDeadline, deadline } from "../http/deadlines.ts";
-import { type ChunkReader, post, type UpstreamAnswer } from "./upstream.ts";
+import { BodyTooLarge, type ChunkReader, post, type UpstreamAnswer } from "./upstream.ts";
 
 /** Error bodies are read only this far: enough for a message, bounded against a hostile backend. */
 const ERROR_BODY_LIMIT = 8192;
@@ -102,7 +102,7 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
     clearDeadline(timer);
     ctx.reach?.answered(url);
     if (answer.status < 200 || answer.status > 299) {
-      throw classify(answer.status, errorMessage(await readCapped(answer.body, ERROR_BODY_LIMIT)), opts);
+      throw classify(answer.status, errorMessage(await readCapped(answer.chunks(), ERROR_BODY_LIMIT)), opts);
     }
     return { answer, abort, release } satisfies OpenResponse;
   } catch (error) {
@@ -126,18 +126,11 @@ async function readAnswer(answer: UpstreamAnswer, limit: number, abort: AbortCon
   };
   const declared = answer.header("content-length");
   if (declared !== undefined && Number(declared) > limit) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await answer.body.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) throw tooLarge();
-    chunks.push(value);
+  try {
+    return await answer.text(limit);
+  } catch (error) {
+    throw error instanceof BodyTooLarge ? tooLarge() : error;
   }
-  return chunks.length === 1
-    ? (chunks[0] as Buffer).toString("utf8")
-    : Buffer.concat(chunks).toString("utf8");
 }
 
 /** A non-streamed call: the whole answer as parsed JSON, within the response timeout. */

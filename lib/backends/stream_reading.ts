@@ -161,7 +161,7 @@ export async function readEventStream(
     open.abort.abort();
     open.release();
   };
-  const reader = open.answer.body;
+  const reader = open.answer.chunks();
   let complete = false;
   // The idle timeout watches the reads themselves: silence is no bytes at all, however they are framed.
   const reads = withIdleTimeout(

@@ -7,6 +7,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { Buffer } from "node:buffer";
 
 /** The next chunk of a body, or its end; the iterator throws when the body breaks off. */
 export interface ChunkReader {
@@ -19,8 +20,16 @@ export interface UpstreamAnswer {
   status: number;
   /** A response header, lower-case name. */
   header(name: string): string | undefined;
-  body: ChunkReader;
+  /** The body chunk by chunk (streamed answers). */
+  chunks(): ChunkReader;
+  /**
+   * The whole body as text. Rejects with `BodyTooLarge` (and closes the connection) as soon as more than
+   * `limit` bytes arrived, and with the cause when the body breaks off.
+   */
+  text(limit: number): Promise<string>;
 }
+
+export class BodyTooLarge extends Error {}
 
 /**
  * Connections kept open per server: enough for the requests a busy server runs at once, which the scheduler
@@ -59,12 +68,35 @@ function targetOf(url: string): Target {
   return target;
 }
 
-function bodyOf(response: http.IncomingMessage): ChunkReader {
+function chunksOf(response: http.IncomingMessage): ChunkReader {
   const chunks = response[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>;
   return {
     read: () => chunks.next(),
     cancel: () => void response.destroy(),
   };
+}
+
+/** Collected from the stream's events: an async iterator costs a whole answer more than its reading. */
+function textOf(response: http.IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let ended = false;
+    response.on("data", (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size <= limit) return void chunks.push(chunk);
+      reject(new BodyTooLarge());
+      response.destroy();
+    });
+    response.on("end", () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0].toString("utf8") : Buffer.concat(chunks).toString("utf8"));
+    });
+    response.on("error", reject);
+    response.on("close", () => {
+      if (!ended) reject(new Error("the answer broke off"));
+    });
+  });
 }
 
 /**
@@ -95,7 +127,8 @@ export function post(
           const value = response.headers[name];
           return Array.isArray(value) ? value.join(", ") : value;
         },
-        body: bodyOf(response),
+        chunks: () => chunksOf(response),
+        text: (limit) => textOf(response, limit),
       });
     });
     request.on("error", reject);
