@@ -6,6 +6,7 @@
  * Each process keeps its own registry: with `deno task start:parallel` every worker answers for itself.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Tally } from "./tally.ts";
 import type { UsageRecord } from "../usage/types.ts";
 import type { Scheduler, ServerStatus } from "../routing/mod.ts";
 import type { ConnectionStats } from "../http/listener.ts";
@@ -19,8 +20,8 @@ const REFUSALS = new Set(["rate_limited", "quota_exceeded"]);
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly #requests: Counter<"format" | "status" | "outcome">;
-  readonly #tokens: Counter<"format" | "type">;
+  readonly #requests = new Tally<"format" | "status" | "outcome">();
+  readonly #tokens = new Tally<"format" | "type">();
   readonly #latency: Histogram<"format" | "stream">;
   readonly #ttfb: Histogram<"format" | "stream">;
   readonly #refusals: Counter<"reason">;
@@ -29,17 +30,25 @@ export class GatewayMetrics {
 
   constructor(servers: () => ServerStatus[]) {
     const registers = [this.registry];
-    this.#requests = new Counter({
+    const requests = this.#requests;
+    const tokens = this.#tokens;
+    new Counter({
       name: "gateway_requests_total",
       help: "Chat requests by client format, HTTP status and outcome (ok, partial, error, rejected).",
       labelNames: ["format", "status", "outcome"],
       registers,
+      collect() {
+        requests.report(this);
+      },
     });
-    this.#tokens = new Counter({
+    new Counter({
       name: "gateway_tokens_total",
       help: "Tokens billed, by client format and type (prompt or completion); partial streams included.",
       labelNames: ["format", "type"],
       registers,
+      collect() {
+        tokens.report(this);
+      },
     });
     this.#latency = new Histogram({
       name: "gateway_request_duration_seconds",
@@ -86,10 +95,17 @@ export class GatewayMetrics {
 
   observe(rec: UsageRecord): void {
     const format = rec.format;
-    this.#requests.inc({ format, status: String(rec.httpStatus), outcome: rec.status });
+    this.#requests.add(
+      `${format} ${rec.httpStatus} ${rec.status}`,
+      () => ({ format, status: String(rec.httpStatus), outcome: rec.status }),
+    );
     // A counter throws on a negative step; records are checked before they get here, this keeps it so.
-    if (rec.promptTokens > 0) this.#tokens.inc({ format, type: "prompt" }, rec.promptTokens);
-    if (rec.completionTokens > 0) this.#tokens.inc({ format, type: "completion" }, rec.completionTokens);
+    if (rec.promptTokens > 0) {
+      this.#tokens.add(`${format} prompt`, () => ({ format, type: "prompt" }), rec.promptTokens);
+    }
+    if (rec.completionTokens > 0) {
+      this.#tokens.add(`${format} completion`, () => ({ format, type: "completion" }), rec.completionTokens);
+    }
     if (rec.status === "rejected") {
       if (rec.errorCode && REFUSALS.has(rec.errorCode)) this.#refusals.inc({ reason: rec.errorCode });
       return;
