@@ -166,7 +166,12 @@ function ownListener(
     // The runtime does not act on an answer's `Connection: close` (a refusal that leaves the request body
     // unread), so the listener does, once the answer is delivered.
     const noteClose = (response: Response) => {
-      if (response.headers.get("connection") === "close") closeAfter = true;
+      if (response.headers.get("connection") !== "close") return response;
+      closeAfter = true;
+      // A static body can still sit in the engine's buffer when its delivery is reported, and cutting the
+      // connection then loses it; asked for as a stream, it is sent before the report. Only refusals take this
+      // path, so plain answers keep the runtime's faster static send.
+      response.body;
       return response;
     };
     const perRequest: Handler = (request, info) => {
