@@ -53,6 +53,17 @@ export function storeTest(name: string, fn: (kv: Deno.Kv) => Promise<void>): voi
   });
 }
 
+/** `kv` whose atomic operations pass through `wrapOp`; everything else is the store's own. */
+function withAtomic(kv: Deno.Kv, wrapOp: (op: Deno.AtomicOperation) => Deno.AtomicOperation): Deno.Kv {
+  return new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "atomic") return () => wrapOp(target.atomic());
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 /** How a wrapped commit misbehaves: refuse (ok: false), throw, or apply and then throw anyway. */
 export type CommitFault = "refuse" | "throw" | "land-then-throw";
 
@@ -83,13 +94,7 @@ export function faultyStore(kv: Deno.Kv, faults: CommitFault[]): { kv: Deno.Kv; 
     });
     return proxy;
   };
-  const wrapped = new Proxy(kv, {
-    get(target, prop) {
-      if (prop === "atomic") return () => wrapOp(target.atomic());
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const wrapped = withAtomic(kv, wrapOp);
   return { kv: wrapped, commits: () => commits };
 }
 
@@ -162,13 +167,7 @@ export function recordingStore(kv: Deno.Kv): { kv: Deno.Kv; sets: { key: Deno.Kv
     });
     return proxy;
   };
-  const wrapped = new Proxy(kv, {
-    get(target, prop) {
-      if (prop === "atomic") return () => wrapOp(target.atomic());
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const wrapped = withAtomic(kv, wrapOp);
   return { kv: wrapped, sets };
 }
 
