@@ -1,9 +1,9 @@
 /**
- * @module The connect timeout. The backend client (`node:http`) has none of its own: a server whose host vanished (packets dropped,
- * not refused) would hold a request for the whole first-byte timeout, which is long because models load
- * slowly. So before calling a server that has not answered recently, one TCP connection is opened to it with
- * the connect timeout; a server that answered within the last few seconds is taken as reachable, which
- * keeps the check off the hot path of a busy server.
+ * @module The connect timeout. The backend client (`node:http`) has none of its own: a server whose host
+ * vanished (packets dropped, not refused) would hold a request for the whole first-byte timeout, which is long
+ * because models load slowly. So before calling a server that has not answered recently, one TCP connection is
+ * opened to it with the connect timeout; a server that answered within the last few seconds is taken as
+ * reachable, which keeps the check off the hot path of a busy server.
  */
 import { BackendFailure } from "../errors.ts";
 
