@@ -59,17 +59,26 @@ function setHeaders(response: Response, headers: Record<string, string>): Respon
 }
 
 /** Answers preflights on a client path, and marks its answers readable by the origins that may read them. */
-export async function withCors(
+export function withCors(
   deps: Deps,
   allow: readonly string[],
   request: Request,
   answer: () => Response | Promise<Response>,
-): Promise<Response> {
+): Response | Promise<Response> {
   if (request.method === "OPTIONS") return preflight(request, allow);
-  const response = await answer();
   const origin = request.headers.get("origin");
   // Without an Origin (SDKs, scripts) there is nothing to decide, and the chat path pays nothing for CORS.
-  if (!origin) return response;
+  if (!origin) return answer();
+  return markReadable(deps, origin, request, answer());
+}
+
+async function markReadable(
+  deps: Deps,
+  origin: string,
+  request: Request,
+  answered: Response | Promise<Response>,
+): Promise<Response> {
+  const response = await answered;
   if (!(await admits(origin, request, deps))) return setHeaders(response, { Vary: "Origin" });
   return setHeaders(response, {
     Vary: "Origin",
