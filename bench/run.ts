@@ -14,7 +14,8 @@ import { startBenchGateway } from "./support/gateway_setup.ts";
 import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./support/load.ts";
 import { chunksPerSecond, median, medianFirstByteUs } from "./support/streaming.ts";
 import { benchTargets, ollamaTarget, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
-import { type Figures, machineInfo, markdownTable, peakRssTargetMb, rows } from "./support/report.ts";
+import { type Figures, markdownTable, peakRssTargetMb, rows } from "./support/report.ts";
+import { machineInfo } from "./support/machine.ts";
 import { streamedSoak } from "./support/soak.ts";
 import { upstreamClientFigures, type UpstreamFigures } from "./support/upstream_clients.ts";
 

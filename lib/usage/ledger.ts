@@ -3,24 +3,20 @@
  * excepted, see `keyless_budget.ts`), and its tokens are added to the day, week and
  * month counters of its key and its key's user in the same atomic commit, so records and counters can never
  * disagree. `record()` only adds to the open batch (`batch.ts`); group commits write batches off the request
- * path, each once it is full or once the flush interval has passed.
- *
- * Counters are checked and rewritten rather than `sum`med: Deno KV drops a key's expiry on `sum`, and old
- * periods must expire. The check makes a concurrent writer (another gateway on the same store) force a
- * retry instead of a lost update, so totals stay exact. A counter is read only when this ledger did not
- * write it last; otherwise the check is against the versionstamp of its own write.
+ * path, each once it is full or once the flush interval has passed, each exactly once (`batch_commit.ts`).
  */
 import { monotonicFactory } from "ulid";
 import type { UsageRecord } from "./types.ts";
 import type { CounterObserver, PendingTokens } from "./live_totals.ts";
-import { readCounters, type TotalsScope, usageByKeyKey, usageKey } from "./kv_layout.ts";
+import type { TotalsScope } from "./kv_layout.ts";
+import { BatchCommit } from "./batch_commit.ts";
 import {
   DEFAULT_KEYLESS_PER_MINUTE,
   isKeylessRefusal,
   KEYLESS_ROW_TTL_MS,
   KeylessBudget,
 } from "./keyless_budget.ts";
-import { Batch, type CounterDelta, MAX_BATCH_RECORDS, repair, validTime } from "./batch.ts";
+import { Batch, MAX_BATCH_RECORDS, repair, validTime } from "./batch.ts";
 import { RecordEncoder } from "./row_codec.ts";
 
 export { readTotals, type Totals, type TotalsScope } from "./kv_layout.ts";
@@ -54,10 +50,6 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
-const MAX_KNOWN_COUNTERS = 10_000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 export class UsageLedger implements PendingTokens {
   /** The batch records go into; sealed when full, or when the writer takes it. */
   private open = new Batch(undefined);
@@ -76,13 +68,10 @@ export class UsageLedger implements PendingTokens {
   private readonly encoder = new RecordEncoder();
   private readonly batchSize: number;
   private readonly intervalMs: number;
-  private readonly maxAttempts: number;
-  private readonly retryDelayMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly observer?: CounterObserver;
   private readonly keyless: KeylessBudget;
-  /** Counters as this ledger last read or wrote them, so a commit need not read them first. */
-  private readonly known = new Map<string, { total: bigint; versionstamp: string | null }>();
+  private readonly writer: BatchCommit;
 
   constructor(private readonly kv: Deno.Kv, options: UsageLedgerOptions = {}) {
     this.batchSize = Math.min(
@@ -90,10 +79,13 @@ export class UsageLedger implements PendingTokens {
       MAX_BATCH_RECORDS,
     );
     this.intervalMs = options.flushIntervalMs ?? 100;
-    this.maxAttempts = Math.max(options.maxAttempts ?? 10, 1);
-    this.retryDelayMs = options.retryDelayMs ?? 10;
     this.onError = options.onError ?? ((error) => console.error("usage ledger:", error));
     this.observer = options.observer;
+    this.writer = new BatchCommit(kv, {
+      maxAttempts: Math.max(options.maxAttempts ?? 10, 1),
+      retryDelayMs: options.retryDelayMs ?? 10,
+      observer: this.observer,
+    });
     this.observer?.attach(this);
     const perMinute = Math.max(Math.floor(options.keylessPerMinute ?? DEFAULT_KEYLESS_PER_MINUTE), 0);
     const notice = options.onNotice ?? ((message) => console.warn(`usage ledger: ${message}`));
@@ -213,7 +205,8 @@ export class UsageLedger implements PendingTokens {
           this.seal();
         }
         try {
-          await this.commit(this.sealed[0]);
+          const batch = this.sealed[0];
+          await this.writer.write(batch, (totals, versionstamp) => this.done(batch, totals, versionstamp));
         } catch (error) {
           this.fail(error);
           return;
@@ -251,58 +244,6 @@ export class UsageLedger implements PendingTokens {
   }
 
   /**
-   * Writes one sealed batch exactly once. Its row doubles as its marker: the commit requires it absent, and
-   * after any failure its presence says whether the commit was applied after all (a commit that throws may
-   * still have landed), so a retry neither loses nor repeats the batch.
-   */
-  private async commit(batch: Batch): Promise<void> {
-    const marker = usageKey(batch.id);
-    const { counters } = batch;
-    const options = batch.expireIn === undefined ? undefined : { expireIn: batch.expireIn };
-    this.observer?.committing(counters);
-    let cause: unknown;
-    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      // A first conflict is most often a counter another process wrote since this one last did: no wait.
-      if (attempt > 2) await sleep(this.backoff(attempt - 2));
-      try {
-        const op = this.kv.atomic().check({ key: marker, versionstamp: null });
-        const totals = counters.length ? await this.addCounters(op, counters) : [];
-        op.set(marker, batch.row, options);
-        for (const [keyId, places] of batch.index) op.set(usageByKeyKey(keyId, batch.id), places, options);
-        const result = await op.commit();
-        if (result.ok) {
-          for (let i = 0; i < counters.length; i++) {
-            this.known.set(counters[i].id, { total: totals[i], versionstamp: result.versionstamp });
-          }
-          this.done(batch, totals, result.versionstamp);
-          return;
-        }
-        cause = new Error("a counter changed while the batch was being written");
-      } catch (error) {
-        cause = error;
-      }
-      // Another writer may have moved a counter: the next attempt reads them all.
-      for (const c of counters) this.known.delete(c.id);
-      try {
-        const landed = await this.kv.get(marker);
-        if (landed.versionstamp !== null) {
-          // Which attempt landed is unknown, so are the totals it wrote; the marker shares its versionstamp.
-          this.done(batch, [], landed.versionstamp);
-          return;
-        }
-      } catch {
-        // Unknown for now; the next attempt's marker check settles it.
-      }
-    }
-    this.observer?.abandoned(counters);
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new Error(
-      `Cannot write ${batch.records.length} usage record(s) after ${this.maxAttempts} attempts: ${reason}`,
-      { cause },
-    );
-  }
-
-  /**
    * The batch is durable. Its tokens leave `pending` in the same turn as the observer takes in the totals
    * they are part of, so no quota check in between sees them twice or not at all.
    */
@@ -310,33 +251,5 @@ export class UsageLedger implements PendingTokens {
     this.sealed.shift();
     this.written += batch.records.length;
     this.observer?.committed(batch.counters, totals, versionstamp);
-  }
-
-  /**
-   * Adds each counter's check and new total to `op`; returns the totals. A counter this ledger wrote last
-   * is not read again: its check against the versionstamp of that write fails the commit if anyone wrote
-   * it since (or it expired), and the retry reads it.
-   */
-  private async addCounters(op: Deno.AtomicOperation, counters: CounterDelta[]): Promise<bigint[]> {
-    const unknown = counters.filter((c) => !this.known.has(c.id));
-    if (unknown.length) {
-      const read = await readCounters(this.kv, unknown.map((c) => c.key));
-      // Entries of counters of past periods or idle keys would pile up; those of the next batch are read.
-      if (this.known.size + unknown.length > MAX_KNOWN_COUNTERS) this.known.clear();
-      read.forEach((entry, i) => {
-        this.known.set(unknown[i].id, { total: entry.value?.value ?? 0n, versionstamp: entry.versionstamp });
-      });
-    }
-    return counters.map(({ key, id, delta, expireIn }) => {
-      const { total, versionstamp } = this.known.get(id)!;
-      op.check({ key, versionstamp }).set(key, new Deno.KvU64(total + delta), { expireIn });
-      return total + delta;
-    });
-  }
-
-  private backoff(retry: number): number {
-    const base = Math.min(this.retryDelayMs * 2 ** (retry - 1), 1000);
-    // Jitter, so gateways that collided on a counter do not collide again in step.
-    return base / 2 + Math.random() * base / 2;
   }
 }
