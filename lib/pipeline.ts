@@ -5,7 +5,7 @@
 import { authenticate } from "./auth/mod.ts";
 import { readJsonBody } from "./http/read_body.ts";
 import { errorResponse, jsonResponse } from "./http/respond.ts";
-import { streamResponse } from "./http/stream_response.ts";
+import { openStreams, streamResponse } from "./http/stream_response.ts";
 import { fitToServer, shapeForKey } from "./shape/mod.ts";
 import { type Candidate, dispatch, outcomeOf, routableCandidates, type Route } from "./routing/mod.ts";
 import { type BackendAdapter, BACKENDS, type CallContext } from "./backends/mod.ts";
@@ -61,7 +61,15 @@ interface Turn {
   admitted: Record<string, string>;
 }
 
-/** Adds the policy's headers (rate-limit state) to whatever the request ended with. */
+/**
+ * The route's and the policy's headers, given when an answer's response is built: setting them on a built
+ * response costs a copy and a check each.
+ */
+function answerHeaders(t: Turn): Record<string, string> {
+  return { ...t.routed, ...t.admitted };
+}
+
+/** Adds the policy's headers (rate-limit state) to a refusal or failure. */
 function withHeaders(response: Response, headers: Record<string, string>): Response {
   for (const name in headers) response.headers.set(name, headers[name]);
   return response;
@@ -104,8 +112,7 @@ export async function runChat(
       deps,
       admitted,
     };
-    if (!shaped.stream) return await whole(turn);
-    return withHeaders(withHeaders(await streamed(turn), turn.routed), admitted);
+    return await (shaped.stream ? streamed(turn) : whole(turn));
   } catch (error) {
     // Whatever a read or a call threw when its client left (an AbortError, a cut body) means just that.
     const failure = client.signal.aborted && !(error instanceof GatewayError)
@@ -147,8 +154,7 @@ async function whole(t: Turn): Promise<Response> {
     durationNs: Math.max(1, Math.round((performance.now() - startedTick) * 1e6)),
     alias: aliasOf(candidate),
   });
-  // Headers given at construction: setting them on a built response costs a copy-on-write and checks each.
-  return jsonResponse(body, 200, { ...t.routed, ...t.admitted });
+  return jsonResponse(body, 200, answerHeaders(t));
 }
 
 async function streamed(t: Turn): Promise<Response> {
@@ -167,12 +173,18 @@ async function streamed(t: Turn): Promise<Response> {
     now: t.deps.now,
     elapsedNs: () => (performance.now() - startedTick) * 1e6,
   });
-  return streamResponse(renderer, stream, (end) => {
-    // A client that left says nothing about the server; a break the backend caused does.
-    t.deps.servers.finish(
-      ticket,
-      end.done ? "ok" : end.clientLeft || !end.error ? "excused" : outcomeOf(end.error),
-    );
-    t.account.streamEnded(end);
-  });
+  return streamResponse(
+    renderer,
+    stream,
+    (end) => {
+      // A client that left says nothing about the server; a break the backend caused does.
+      t.deps.servers.finish(
+        ticket,
+        end.done ? "ok" : end.clientLeft || !end.error ? "excused" : outcomeOf(end.error),
+      );
+      t.account.streamEnded(end);
+    },
+    openStreams,
+    answerHeaders(t),
+  );
 }

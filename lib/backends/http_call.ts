@@ -116,8 +116,8 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
 }
 
 /**
- * A whole answer as text, at most `limit` bytes. A declared length is checked first and then read in one go
- * (the runtime's fast path); an answer without one is read piece by piece and given up once it passes the limit.
+ * A whole answer as text, at most `limit` bytes: a declared length is checked before anything is read, and
+ * the reading is given up as soon as the bytes pass the limit.
  */
 async function readAnswer(answer: UpstreamAnswer, limit: number, abort: AbortController): Promise<string> {
   const tooLarge = () => {

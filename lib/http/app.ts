@@ -37,6 +37,9 @@ function plainPath(url: string): string | undefined {
   return path.includes("%") ? undefined : path;
 }
 
+/** What a thrown error becomes when nothing nearer answered it. */
+const failed = (error: unknown) => errorResponse(FACES.openai, error);
+
 type Answer = (request: Request, env: ConnectionEnv | undefined) => Response | Promise<Response>;
 
 export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{ Bindings: ConnectionEnv }> {
@@ -66,7 +69,7 @@ export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{
   app.on(["GET", "HEAD"], "/static/*", (c) => staticResponse(c.req.path, c.req.raw) ?? c.notFound());
   // Ollama clients read only Ollama's error shape; its other endpoints get it (lib/discovery/not_served.ts).
   app.notFound((c) => notFoundResponse(c.req.path) ?? errorResponse(FACES.openai, new NotFound(c.req.path)));
-  app.onError((error) => errorResponse(FACES.openai, error));
+  app.onError(failed);
   const routed = app.fetch;
   app.fetch = (request, env, ctx) => {
     // The router answers HEAD as GET without a body; it keeps doing that.
@@ -75,9 +78,9 @@ export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{
     if (!entry) return routed(request, env, ctx);
     try {
       const answer = entry(request, env);
-      return answer instanceof Promise ? answer.catch((error) => errorResponse(FACES.openai, error)) : answer;
+      return answer instanceof Promise ? answer.catch(failed) : answer;
     } catch (error) {
-      return errorResponse(FACES.openai, error);
+      return failed(error);
     }
   };
   return app;

@@ -69,6 +69,8 @@ export function streamResponse(
   stream: EventStream,
   onEnd: (end: StreamEnd) => void,
   streams: OpenStreams = openStreams,
+  /** More headers for the response (the route taken, the rate-limit state). */
+  headers: Record<string, string> = {},
 ): Response {
   const encoder = new TextEncoder();
   const events = stream.events[Symbol.asyncIterator]();
@@ -137,6 +139,11 @@ export function streamResponse(
     },
   });
   return new Response(body, {
-    headers: { "Content-Type": renderer.contentType, "Cache-Control": "no-cache", "X-Accel-Buffering": "no" },
+    headers: {
+      "Content-Type": renderer.contentType,
+      "Cache-Control": "no-cache",
+      "X-Accel-Buffering": "no",
+      ...headers,
+    },
   });
 }

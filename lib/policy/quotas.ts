@@ -11,7 +11,7 @@
  */
 import { QuotaExceeded, StoreUnavailable } from "../errors.ts";
 import type { KeyRecord, TokenQuotas, UserRecord } from "../store/records.ts";
-import { PERIOD_NAMES, periodEnds, periodKeys, type PeriodName, tokenCounterKey } from "../usage/mod.ts";
+import { labelsOf, PERIOD_NAMES, periodEnds, type PeriodName, tokenCounterKey } from "../usage/mod.ts";
 import type { LiveTotals, Total } from "../usage/live_totals.ts";
 
 const CAP_FIELD = {
@@ -92,15 +92,6 @@ function mustRead(cap: Cap, total: Total): boolean {
   return total.ageMs === Infinity || cap.cap - total.tokens <= cap.cap * NEAR_CAP;
 }
 
-/** Period labels change once a day at most; computing them per request would be the check's main cost. */
-let labelsCache: { day: number; labels: Record<PeriodName, string> } | undefined;
-
-function labelsAt(now: number): Record<PeriodName, string> {
-  const day = Math.floor(now / 86_400_000);
-  if (labelsCache?.day !== day) labelsCache = { day, labels: periodKeys(new Date(now)) };
-  return labelsCache.labels;
-}
-
 interface KeyCaps {
   day: number;
   user: UserRecord | undefined;
@@ -123,7 +114,7 @@ function capsOf(key: KeyRecord, user: UserRecord | undefined, now: number): KeyC
     for (const period of PERIOD_NAMES) {
       const cap = quotas[CAP_FIELD[period]];
       if (cap === undefined) continue;
-      caps.push({ period, cap, counter: tokenCounterKey(scope, id, labelsAt(now)[period]), owner });
+      caps.push({ period, cap, counter: tokenCounterKey(scope, id, labelsOf(now)[period]), owner });
     }
   };
   add(key, "key", key.id, "this API key");

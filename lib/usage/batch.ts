@@ -154,12 +154,13 @@ export class Batch {
 /** The latest instant a row id can encode is far later; this one still prints as a normal ISO date. */
 const LAST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
+const storableTime = (ms: number) => ms > 0 && ms <= LAST_TIME;
+const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0;
+
 /** The record's time in ms when it needs no repair, else NaN. Cheap: the common case allocates nothing. */
 export function validTime(rec: UsageRecord): number {
   const ms = Date.parse(rec.time);
-  const ok = ms > 0 && ms <= LAST_TIME && Number.isSafeInteger(rec.promptTokens) && rec.promptTokens >= 0 &&
-    Number.isSafeInteger(rec.completionTokens) && rec.completionTokens >= 0;
-  return ok ? ms : NaN;
+  return storableTime(ms) && isCount(rec.promptTokens) && isCount(rec.completionTokens) ? ms : NaN;
 }
 
 /**
@@ -170,14 +171,13 @@ export function validTime(rec: UsageRecord): number {
 export function repair(rec: UsageRecord, nowMs: number): { rec: UsageRecord; problems: string[] } {
   const fit = { ...rec };
   const problems: string[] = [];
-  const ms = Date.parse(rec.time);
-  if (!(ms > 0 && ms <= LAST_TIME)) {
+  if (!storableTime(Date.parse(rec.time))) {
     fit.time = new Date(nowMs).toISOString();
     problems.push(`time ${JSON.stringify(rec.time)} is not an ISO 8601 instant, used ${fit.time}`);
   }
   for (const field of ["promptTokens", "completionTokens"] as const) {
     const n = rec[field];
-    if (Number.isSafeInteger(n) && n >= 0) continue;
+    if (isCount(n)) continue;
     const value = Number(n);
     fit[field] = value > 0 ? Math.min(Math.round(value), Number.MAX_SAFE_INTEGER) : 0;
     problems.push(`${field} ${n} is not a non-negative integer, counted as ${fit[field]}`);

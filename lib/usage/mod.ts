@@ -6,6 +6,7 @@
 export type { TokenSource, UsageRecord, UsageStatus } from "./types.ts";
 export { UsageLedger, type UsageLedgerOptions } from "./ledger.ts";
 export { readTotals, tokenCounterKey, type Totals, type TotalsScope } from "./kv_layout.ts";
+export { labelsOf } from "./counter_sums.ts";
 export { DEFAULT_LIST_LIMIT, listUsage, type UsageFilter } from "./history.ts";
 export {
   PERIOD_NAMES,
