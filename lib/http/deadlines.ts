@@ -2,27 +2,41 @@
  * @module Coarse deadlines for work on the request path (body uploads, backend heads and answers). One sweep
  * serves them all instead of a timer each: a runtime timer costs every request some microseconds to arm and
  * clear, and these bounds do not need millisecond precision (one fires at most `SWEEP_MS` late).
+ *
+ * Clearing a deadline only drops its callback; the sweep forgets cleared entries. A set would do the same
+ * work on every clear, and reallocate its table each time it empties and fills again, which is every request
+ * when requests come one at a time.
  */
 
 const SWEEP_MS = 25;
 
 export interface Deadline {
   at: number;
-  fire: () => void;
+  fire: (() => void) | undefined;
 }
 
-const pending = new Set<Deadline>();
+let pending: Deadline[] = [];
 let sweeper: ReturnType<typeof setInterval> | undefined;
 
 function sweep(): void {
   const now = performance.now();
-  for (const deadline of pending) {
-    if (deadline.at <= now) {
-      pending.delete(deadline);
-      deadline.fire();
+  const due = pending;
+  // Callbacks may set new deadlines while this runs: they go to a fresh list.
+  pending = [];
+  const kept: Deadline[] = [];
+  for (const entry of due) {
+    const fire = entry.fire;
+    if (fire === undefined) continue;
+    if (entry.at > now) {
+      kept.push(entry);
+      continue;
     }
+    entry.fire = undefined;
+    fire();
   }
-  if (pending.size === 0) {
+  pending = pending.length ? kept.concat(pending) : kept;
+  // Stopped only here, once a whole sweep found nothing to watch, so steady traffic never re-arms the timer.
+  if (pending.length === 0) {
     clearInterval(sweeper);
     sweeper = undefined;
   }
@@ -30,8 +44,8 @@ function sweep(): void {
 
 /** Calls `fire` once `ms` have passed, unless `clearDeadline` came first. */
 export function deadline(ms: number, fire: () => void): Deadline {
-  const entry = { at: performance.now() + ms, fire };
-  pending.add(entry);
+  const entry: Deadline = { at: performance.now() + ms, fire };
+  pending.push(entry);
   if (sweeper === undefined) {
     sweeper = setInterval(sweep, SWEEP_MS);
     // What waits on a deadline (a socket, a body) keeps the process alive by itself, if anything should.
@@ -41,8 +55,5 @@ export function deadline(ms: number, fire: () => void): Deadline {
 }
 
 export function clearDeadline(entry: Deadline | undefined): void {
-  if (!entry || !pending.delete(entry) || pending.size) return;
-  // Nothing left to watch: no timer outlives the work it bounds.
-  clearInterval(sweeper);
-  sweeper = undefined;
+  if (entry) entry.fire = undefined;
 }

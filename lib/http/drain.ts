@@ -37,7 +37,7 @@ export class Drain {
    * with a listener left on it lives as long as its sources, so a process-long source would keep every
    * request's signal alive.
    */
-  readonly #running = new Set<Running>();
+  readonly #running = new RunningList();
   #sweep?: ReturnType<typeof setInterval>;
   /** Requests that answered with an open-ended body other than a chat stream (the admin page's live feed). */
   readonly #feeds = new Set<AbortController>();
@@ -91,17 +91,17 @@ export class Drain {
       if (--pending) return;
       running.unwatch();
       this.#running.delete(running);
-      if (this.#running.size === 0) {
-        clearInterval(this.#sweep);
-        this.#sweep = undefined;
-      }
-      this.#feeds.delete(running.abort);
+      if (running.feed) this.#feeds.delete(running.abort);
       this.#release();
     };
     answered.then((response) => {
-      if (isFeed(response)) this.#feeds.add(running.abort);
-    }, () => {}).finally(settle);
-    delivered.finally(settle).catch(() => {});
+      if (isFeed(response)) {
+        running.feed = true;
+        this.#feeds.add(running.abort);
+      }
+      settle();
+    }, settle);
+    delivered.then(settle, settle);
     return answered;
   }
 
@@ -114,6 +114,12 @@ export class Drain {
   #watchSoon(): void {
     if (this.#sweep !== undefined) return;
     this.#sweep = setInterval(() => {
+      // Stopped here rather than when the last request settles, so steady traffic never re-arms the timer.
+      if (this.#running.empty) {
+        clearInterval(this.#sweep);
+        this.#sweep = undefined;
+        return;
+      }
       const due = performance.now() - WATCH_AFTER_MS;
       for (const running of this.#running) if (running.since <= due) running.watch();
     }, WATCH_AFTER_MS);
@@ -148,7 +154,7 @@ export class Drain {
   #end(cut: number): DrainReport {
     const error = new ShuttingDown();
     this.#streams.endAll(error);
-    for (const running of this.#running) running.abort.abort(error);
+    for (const running of [...this.#running]) running.abort.abort(error);
     return { cut, abandoned: 0 };
   }
 
@@ -180,6 +186,11 @@ const WATCH_AFTER_MS = 50;
 class Running {
   readonly abort = new AbortController();
   readonly since = performance.now();
+  /** Its answer is a feed (see `Drain.#feeds`). */
+  feed = false;
+  /** Neighbours in the drain's list. */
+  prev: Running | undefined;
+  next: Running | undefined;
   #watching = false;
 
   constructor(private readonly request: Request) {}
@@ -196,6 +207,37 @@ class Running {
 
   unwatch(): void {
     if (this.#watching) this.request.signal.removeEventListener("abort", this.#clientLeft);
+  }
+}
+
+/**
+ * The running requests, linked through themselves: adding and removing one allocates nothing, where a set
+ * reallocates its table as it grows and shrinks with the traffic.
+ */
+class RunningList {
+  #head: Running | undefined;
+
+  get empty(): boolean {
+    return this.#head === undefined;
+  }
+
+  add(running: Running): void {
+    running.next = this.#head;
+    if (this.#head) this.#head.prev = running;
+    this.#head = running;
+  }
+
+  delete(running: Running): void {
+    if (running.prev) running.prev.next = running.next;
+    else if (this.#head === running) this.#head = running.next;
+    else return;
+    if (running.next) running.next.prev = running.prev;
+    running.prev = running.next = undefined;
+  }
+
+  *[Symbol.iterator](): Generator<Running> {
+    // The next one is taken before handing this one out, which the caller may remove.
+    for (let r = this.#head, next = r?.next; r; r = next, next = r?.next) yield r;
   }
 }
 

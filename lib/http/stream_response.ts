@@ -9,6 +9,7 @@ import type { ChatEvent } from "../chat/types.ts";
 import { BackendFailure, GatewayError } from "../errors.ts";
 import type { StreamRenderer } from "../faces/mod.ts";
 import type { EventStream } from "../backends/stream_reading.ts";
+import { withHeaders } from "./respond.ts";
 
 export interface StreamEnd {
   /** The backend's final event, when the answer completed. */
@@ -138,12 +139,9 @@ export function streamResponse(
       finish();
     },
   });
-  return new Response(body, {
-    headers: {
-      "Content-Type": renderer.contentType,
-      "Cache-Control": "no-cache",
-      "X-Accel-Buffering": "no",
-      ...headers,
-    },
+  return withHeaders(body, 200, { "Content-Type": renderer.contentType }, {
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+    ...headers,
   });
 }
