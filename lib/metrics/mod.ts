@@ -5,8 +5,9 @@
  *
  * Each process keeps its own registry: with `deno task start:parallel` every worker answers for itself.
  */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import { Tally } from "./tally.ts";
+import { HistogramTally } from "./histogram_tally.ts";
 import type { UsageRecord } from "../usage/types.ts";
 import type { Scheduler, ServerStatus } from "../routing/mod.ts";
 import type { ConnectionStats } from "../http/listener.ts";
@@ -22,8 +23,8 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly #requests = new Tally<"format" | "status" | "outcome">();
   readonly #tokens = new Tally<"format" | "type">();
-  readonly #latency: Histogram<"format" | "stream">;
-  readonly #ttfb: Histogram<"format" | "stream">;
+  readonly #latency: HistogramTally<"format" | "stream">;
+  readonly #ttfb: HistogramTally<"format" | "stream">;
   readonly #refusals: Counter<"reason">;
   readonly #invalidValues: Counter<"server" | "field">;
   readonly #accountingFailures: Counter<"stage">;
@@ -50,20 +51,18 @@ export class GatewayMetrics {
         tokens.report(this);
       },
     });
-    this.#latency = new Histogram({
-      name: "gateway_request_duration_seconds",
-      help: "Whole request duration, from arrival to the last byte.",
-      labelNames: ["format", "stream"],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.#ttfb = new Histogram({
-      name: "gateway_time_to_first_byte_seconds",
-      help: "Time from a request's arrival to the first byte of its answer body.",
-      labelNames: ["format", "stream"],
-      buckets: TTFB_BUCKETS,
-      registers,
-    });
+    this.#latency = new HistogramTally(
+      "gateway_request_duration_seconds",
+      "Whole request duration, from arrival to the last byte.",
+      LATENCY_BUCKETS,
+      this.registry,
+    );
+    this.#ttfb = new HistogramTally(
+      "gateway_time_to_first_byte_seconds",
+      "Time from a request's arrival to the first byte of its answer body.",
+      TTFB_BUCKETS,
+      this.registry,
+    );
     this.#refusals = new Counter({
       name: "gateway_limit_refusals_total",
       help: "Requests refused by a key's rate limit or a token quota.",
@@ -110,9 +109,10 @@ export class GatewayMetrics {
       if (rec.errorCode && REFUSALS.has(rec.errorCode)) this.#refusals.inc({ reason: rec.errorCode });
       return;
     }
-    const stream = String(rec.stream);
-    this.#latency.observe({ format, stream }, rec.latencyMs / 1000);
-    if (rec.ttfbMs !== undefined) this.#ttfb.observe({ format, stream }, rec.ttfbMs / 1000);
+    const id = rec.stream ? `${format} stream` : format;
+    const labels = () => ({ format, stream: String(rec.stream) });
+    this.#latency.observe(id, labels, rec.latencyMs / 1000);
+    if (rec.ttfbMs !== undefined) this.#ttfb.observe(id, labels, rec.ttfbMs / 1000);
   }
 
   /** Reports the listener's connection figures at each scrape. */
@@ -254,28 +254,35 @@ function routingMetrics(registers: Registry[], scheduler: Scheduler): void {
       for (const f of scheduler.figures()) this.set({ model: f.model }, f.oldestWaitMs / 1000);
     },
   });
-  const wait = new Histogram({
-    name: "gateway_queue_wait_seconds",
-    help: "Time requests spent in the wait queue before a server took them (or they timed out), per model.",
-    labelNames: ["model"],
-    buckets: WAIT_BUCKETS,
-    registers,
-  });
+  const wait = registers.map((registry) =>
+    new HistogramTally<"model">(
+      "gateway_queue_wait_seconds",
+      "Time requests spent in the wait queue before a server took them (or they timed out), per model.",
+      WAIT_BUCKETS,
+      registry,
+    )
+  );
   const refusals = new Counter({
     name: "gateway_queue_refusals_total",
     help: "Requests that left the wait queue without a server: queue full, wait timed out, or client left.",
     labelNames: ["model", "reason"],
     registers,
   });
-  const routes = new Counter({
+  const routes = new Tally<"reason">();
+  new Counter({
     name: "gateway_route_decisions_total",
     help: "Why the server that answered was chosen: affinity, loaded, cold, weighted or failover.",
     labelNames: ["reason"],
     registers,
+    collect() {
+      routes.report(this);
+    },
   });
   scheduler.observer = {
-    routed: (reason) => routes.inc({ reason }),
-    waited: (model, ms) => wait.observe({ model }, ms / 1000),
+    routed: (reason) => routes.add(reason, () => ({ reason })),
+    waited: (model, ms) => {
+      for (const w of wait) w.observe(model, () => ({ model }), ms / 1000);
+    },
     refused: (model, reason) => refusals.inc({ model, reason }),
   };
 }

@@ -36,12 +36,18 @@ export function freeSlots(c: Candidate, state: ServerState, defaultSlots: number
   return slotsOf(c, state, defaultSlots) - state.load(c.server.name);
 }
 
+function drawFor(c: Candidate, slots: number, free: number, state: ServerState, random: () => number): number {
+  const share = Number.isFinite(slots) ? Math.max(free, 1) / slots : 1 / (1 + state.load(c.server.name));
+  return -Math.log(1 - random()) / Math.max(c.server.weight * share, 1e-9);
+}
+
 export function rank(
   candidates: readonly Candidate[],
   state: ServerState,
   options: { affinity?: string; random: () => number; defaultSlots: number },
 ): Ranking {
   let warmSlots = 0;
+  const alone = candidates.length === 1;
   const scored = candidates.map((c) => {
     const name = c.server.name;
     const slots = slotsOf(c, state, options.defaultSlots);
@@ -59,8 +65,8 @@ export function rank(
     }
     // Emptier servers draw more often: the share of slots free, or for a server without a limit, fewer in
     // flight. Efraimidis–Spirakis key, mapped into (0, 1) so it orders within a tier, never across tiers.
-    const share = Number.isFinite(slots) ? Math.max(free, 1) / slots : 1 / (1 + state.load(name));
-    const draw = -Math.log(1 - options.random()) / Math.max(c.server.weight * share, 1e-9);
+    // A lone candidate has nothing to be ordered against, so it draws nothing.
+    const draw = alone ? 1 : drawFor(c, slots, free, state, options.random);
     return {
       c: Number.isFinite(slots) ? { ...c, slots } : { ...c },
       score: tier + 1 / (1 + draw),
