@@ -92,7 +92,8 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
     ctx.signal?.removeEventListener("abort", onClientAbort);
   };
   try {
-    await ctx.reach?.check(url, ctx.connectTimeoutMs, abort.signal);
+    const reached = ctx.reach?.check(url, ctx.connectTimeoutMs, abort.signal);
+    if (reached) await reached;
     const answer = await post(
       url,
       opts.headers ? { ...JSON_ONLY, ...opts.headers } : JSON_ONLY,

@@ -37,10 +37,17 @@ export class Reachability {
     return origin;
   }
 
-  /** Resolves when the server at `url` accepts a connection within `timeoutMs` (or answered recently). */
-  async check(url: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when the server at `url` accepts a connection within `timeoutMs`; undefined when it answered
+   * recently, so a busy server's requests do not wait a turn for nothing.
+   */
+  check(url: string, timeoutMs: number, signal?: AbortSignal): Promise<void> | undefined {
     const origin = this.#origin(url);
-    if (performance.now() - origin.okAt < FRESH_MS) return;
+    if (performance.now() - origin.okAt < FRESH_MS) return undefined;
+    return this.#connect(origin, timeoutMs, signal);
+  }
+
+  async #connect(origin: Origin, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
       const conn = await this.connect({

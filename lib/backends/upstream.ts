@@ -46,6 +46,8 @@ interface Target {
   hostname: string;
   port: number;
   path: string;
+  /** The Host header: given with the other headers, since a list of headers gets none added. */
+  host: string;
 }
 
 /** Backend URLs are few and reused on every call: each is parsed once. */
@@ -61,6 +63,7 @@ function targetOf(url: string): Target {
       hostname: u.hostname.replace(/^\[|\]$/g, ""),
       port: Number(u.port) || (secure ? 443 : 80),
       path: u.pathname + u.search,
+      host: u.host,
     };
     if (targets.size > 10_000) targets.clear();
     targets.set(url, target);
@@ -100,6 +103,16 @@ function textOf(response: http.IncomingMessage, limit: number): Promise<string> 
 }
 
 /**
+ * The request's headers as a flat list of names and values: the client then writes them as they are, where
+ * an object has each one set, checked and copied into a map of its own first.
+ */
+function headerList(target: Target, headers: Record<string, string>, body: string): string[] {
+  const list = ["Host", target.host, "Content-Length", String(Buffer.byteLength(body))];
+  for (const name in headers) list.push(name, headers[name]);
+  return list;
+}
+
+/**
  * POSTs `body` and resolves with the answer once its head arrived. `signal` aborts the call at any point,
  * the body's reading included, and closes its connection.
  */
@@ -118,7 +131,7 @@ export function post(
       path: target.path,
       method: "POST",
       agent: target.secure ? httpsAgent : httpAgent,
-      headers: { ...headers, "Content-Length": String(Buffer.byteLength(body)) },
+      headers: headerList(target, headers, body),
     }, (response) => {
       answered = response;
       resolve({
