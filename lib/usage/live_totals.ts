@@ -65,8 +65,16 @@ export class LiveTotals implements CounterObserver {
 
   constructor(private readonly kv: Deno.Kv, private readonly clock: () => number = () => performance.now()) {}
 
+  /**
+   * Ids of the keys asked about, by the key array: the quota check asks with the same arrays all day, and
+   * joining their parts again on every request would cost a string, and the map a hash of it.
+   */
+  readonly #ids = new WeakMap<Deno.KvKey, string>();
+
   #entry(key: Deno.KvKey): Entry {
-    return this.#entryById(counterId(key));
+    let id = this.#ids.get(key);
+    if (id === undefined) this.#ids.set(key, id = counterId(key));
+    return this.#entryById(id);
   }
 
   #entryById(id: string): Entry {
