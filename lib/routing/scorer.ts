@@ -36,7 +36,13 @@ export function freeSlots(c: Candidate, state: ServerState, defaultSlots: number
   return slotsOf(c, state, defaultSlots) - state.load(c.server.name);
 }
 
-function drawFor(c: Candidate, slots: number, free: number, state: ServerState, random: () => number): number {
+function drawFor(
+  c: Candidate,
+  slots: number,
+  free: number,
+  state: ServerState,
+  random: () => number,
+): number {
   const share = Number.isFinite(slots) ? Math.max(free, 1) / slots : 1 / (1 + state.load(c.server.name));
   return -Math.log(1 - random()) / Math.max(c.server.weight * share, 1e-9);
 }
