@@ -61,20 +61,6 @@ interface Turn {
   admitted: Record<string, string>;
 }
 
-/**
- * The route's and the policy's headers, given when an answer's response is built: setting them on a built
- * response costs a copy and a check each.
- */
-function answerHeaders(t: Turn): Record<string, string> {
-  return { ...t.routed, ...t.admitted };
-}
-
-/** Adds the policy's headers (rate-limit state) to a refusal or failure. */
-function withHeaders(response: Response, headers: Record<string, string>): Response {
-  for (const name in headers) response.headers.set(name, headers[name]);
-  return response;
-}
-
 export async function runChat(
   face: Face,
   request: Request,
@@ -119,7 +105,8 @@ export async function runChat(
       ? new ClientClosed()
       : asGatewayError(error);
     account.failed(failure);
-    return withHeaders(errorResponse(face, failure), admitted);
+    // The policy's headers (rate-limit state) go on failures too; a refusal by the policy has none yet.
+    return errorResponse(face, failure, admitted);
   }
 }
 
@@ -154,7 +141,8 @@ async function whole(t: Turn): Promise<Response> {
     durationNs: Math.max(1, Math.round((performance.now() - startedTick) * 1e6)),
     alias: aliasOf(candidate),
   });
-  return jsonResponse(body, 200, answerHeaders(t));
+  // The route's and the policy's headers are given as the response is built: set on a built one, each costs.
+  return jsonResponse(body, 200, t.routed, t.admitted);
 }
 
 async function streamed(t: Turn): Promise<Response> {
@@ -185,6 +173,7 @@ async function streamed(t: Turn): Promise<Response> {
       t.account.streamEnded(end);
     },
     openStreams,
-    answerHeaders(t),
+    t.routed,
+    t.admitted,
   );
 }

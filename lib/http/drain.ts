@@ -242,8 +242,5 @@ class RunningList {
 }
 
 function refusal(): Response {
-  const response = errorResponse(FACES.openai, new ShuttingDown());
-  response.headers.set("Connection", "close");
-  response.headers.set("Retry-After", "1");
-  return response;
+  return errorResponse(FACES.openai, new ShuttingDown(), { Connection: "close", "Retry-After": "1" });
 }

@@ -9,7 +9,7 @@ import type { ChatEvent } from "../chat/types.ts";
 import { BackendFailure, GatewayError } from "../errors.ts";
 import type { StreamRenderer } from "../faces/mod.ts";
 import type { EventStream } from "../backends/stream_reading.ts";
-import { withHeaders } from "./respond.ts";
+import { responseWith } from "./respond.ts";
 
 export interface StreamEnd {
   /** The backend's final event, when the answer completed. */
@@ -62,6 +62,9 @@ export class OpenStreams {
   }
 }
 
+/** What every stream says beyond its type: no caching, and no buffering by a proxy in front. */
+const STREAM_HEADERS = { "Cache-Control": "no-cache", "X-Accel-Buffering": "no" };
+
 /** Every stream of this isolate, unless a caller keeps its own set. */
 export const openStreams = new OpenStreams();
 
@@ -71,7 +74,7 @@ export function streamResponse(
   onEnd: (end: StreamEnd) => void,
   streams: OpenStreams = openStreams,
   /** More headers for the response (the route taken, the rate-limit state). */
-  headers: Record<string, string> = {},
+  ...headers: Record<string, string>[]
 ): Response {
   const encoder = new TextEncoder();
   const events = stream.events[Symbol.asyncIterator]();
@@ -139,9 +142,5 @@ export function streamResponse(
       finish();
     },
   });
-  return withHeaders(body, 200, { "Content-Type": renderer.contentType }, {
-    "Cache-Control": "no-cache",
-    "X-Accel-Buffering": "no",
-    ...headers,
-  });
+  return responseWith(body, 200, { "Content-Type": renderer.contentType }, STREAM_HEADERS, ...headers);
 }
