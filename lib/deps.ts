@@ -19,7 +19,6 @@ export interface Deps {
   now: () => number;
   /** Uniform in [0, 1); drives weighted server selection. */
   random: () => number;
-  fetch: typeof fetch;
   /** Receives one usage record per request. */
   usage: UsageSink;
   policy: Policy;
@@ -104,7 +103,6 @@ export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDe
     view,
     now: Date.now,
     random: Math.random,
-    fetch: globalThis.fetch,
     ...routing,
     metrics: new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler),
     ...meteredServices(kv, config, view, (e) => console.error("gateway: usage ledger:", e)),

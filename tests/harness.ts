@@ -61,7 +61,6 @@ export class TestGateway {
       view,
       now: options.now ?? Date.now,
       random: options.random ?? Math.random,
-      fetch: globalThis.fetch,
       policy: metered.policy,
       servers: routing.servers,
       scheduler: routing.scheduler,
