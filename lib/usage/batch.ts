@@ -13,8 +13,6 @@ import type { UsageRecord } from "./types.ts";
 import { type CounterDelta, CounterSums, labelsOf } from "./counter_sums.ts";
 import { type BatchRow, type EncodedRecord, namesBytes } from "./row_codec.ts";
 
-export type { CounterDelta } from "./counter_sums.ts";
-
 /**
  * A commit's cost in the store is mostly per commit (the counters, the sync), little per record, so batches
  * are large; a record's place in its batch must fit the byte an index row gives it.
@@ -81,10 +79,6 @@ export class Batch {
 
   /** `expireIn` is set for rows not kept for good; such records never share a row with kept ones. */
   constructor(readonly expireIn: number | undefined) {}
-
-  get sealed(): boolean {
-    return this.id !== "";
-  }
 
   /**
    * Adds a record unless that would take the batch past a limit; an empty batch takes any record. `encoded`,

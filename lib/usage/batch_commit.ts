@@ -11,7 +11,8 @@
  */
 import type { CounterObserver } from "./live_totals.ts";
 import { readCounters, usageByKeyKey, usageKey } from "./kv_layout.ts";
-import type { Batch, CounterDelta } from "./batch.ts";
+import type { Batch } from "./batch.ts";
+import type { CounterDelta } from "./counter_sums.ts";
 
 /** Counters remembered at most; past it the cache starts over (the next batch reads its counters). */
 const MAX_KNOWN_COUNTERS = 10_000;

@@ -12,6 +12,7 @@ import {
   USAGE_PREFIX,
   usageKey,
 } from "./kv_layout.ts";
+import { decodeRecord, isBatchRow } from "./row_codec.ts";
 
 export interface UsageFilter {
   keyId?: string;
@@ -29,9 +30,7 @@ const ROWS_PER_READ = 10;
 
 /** The smallest row id a record of `since` or later can have; shorter strings sort before longer ones. */
 function lowerBound(since: Date): string {
-  const ms = since.getTime();
-  if (Number.isNaN(ms)) throw new RangeError("Cannot list usage: since is an invalid date");
-  return encodeTime(Math.min(Math.max(ms, 0), TIME_MAX));
+  return encodeTime(Math.min(Math.max(since.getTime(), 0), TIME_MAX));
 }
 
 function selector(prefix: Deno.KvKey, since: Date | undefined): Deno.KvListSelector {
@@ -63,8 +62,9 @@ async function* keyRecords(kv: Deno.Kv, keyId: string, since?: Date): AsyncGener
       const row = batches[places.indexOf(entry)].value;
       // A batch row and its index rows are written in one commit; a missing one would be a damaged store.
       if (row === null) continue;
-      const records = rowRecords(row);
-      for (const place of entry.value) yield records[place];
+      // Only the records this key's index row names are decoded, not the whole batch.
+      if (isBatchRow(row)) { for (const place of entry.value) yield decodeRecord(row, place); }
+      else yield* rowRecords(row);
     }
     pending = [];
   };

@@ -123,8 +123,9 @@ export class UsageLedger implements PendingTokens {
     const expireIn = keyless ? KEYLESS_ROW_TTL_MS : undefined;
     let batch = this.open;
     if (batch.expireIn !== expireIn || !batch.tryAdd(fit, encoded, names, bytes, timeMs)) {
-      if (batch.records.length) this.seal();
-      batch = this.open = new Batch(expireIn);
+      if (batch.records.length) this.seal(new Batch(expireIn));
+      else this.open = new Batch(expireIn);
+      batch = this.open;
       batch.tryAdd(fit, encoded, names, bytes, timeMs);
     }
     this.queued++;
@@ -170,15 +171,18 @@ export class UsageLedger implements PendingTokens {
     this.timer = timer;
   }
 
-  /** Moves the open batch, if it has records, to the end of the sealed ones and starts a new one. */
-  private seal(): void {
+  /**
+   * Moves the open batch, if it has records, to the end of the sealed ones and starts `next` (by default one
+   * whose rows expire as the sealed one's).
+   */
+  private seal(next?: Batch): void {
     const batch = this.open;
     if (!batch.records.length) return;
     // The id never precedes a record's time (a scan from an instant finds all records since), nor an id
     // this ledger drew before (rows list in the order they were recorded).
     batch.seal(this.nextId(Math.max(Date.now(), batch.maxTimeMs)));
     this.sealed.push(batch);
-    this.open = new Batch(batch.expireIn);
+    this.open = next ?? new Batch(batch.expireIn);
   }
 
   /**

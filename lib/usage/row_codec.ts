@@ -88,17 +88,19 @@ export class RecordEncoder {
   }
 }
 
+/** The record at `place` in a row. */
+export function decodeRecord(row: BatchRow, place: number): UsageRecord {
+  const values = row.records[place];
+  const names = row.fields[values[0] as number];
+  const rec: Record<string, unknown> = {};
+  for (let i = 0; i < names.length; i++) rec[names[i]] = values[i + 1];
+  return rec as unknown as UsageRecord;
+}
+
 /** A row's records, in their recorded order. */
 export function decodeRow(row: BatchRow): UsageRecord[] {
-  const { fields, records } = row;
-  const out = new Array<UsageRecord>(records.length);
-  for (let r = 0; r < records.length; r++) {
-    const values = records[r];
-    const names = fields[values[0] as number];
-    const rec: Record<string, unknown> = {};
-    for (let i = 0; i < names.length; i++) rec[names[i]] = values[i + 1];
-    out[r] = rec as unknown as UsageRecord;
-  }
+  const out = new Array<UsageRecord>(row.records.length);
+  for (let r = 0; r < out.length; r++) out[r] = decodeRecord(row, r);
   return out;
 }
 
