@@ -24,9 +24,9 @@ export class HistogramTally<L extends string> {
     readonly name: string,
     readonly help: string,
     private readonly buckets: readonly number[],
-    registry: Registry,
+    registers: Registry[],
   ) {
-    registry.registerMetric(this as never);
+    for (const registry of registers) registry.registerMetric(this as never);
   }
 
   /** `id` names the label set (any string that tells them apart); `labels` is made only the first time. */

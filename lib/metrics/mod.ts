@@ -21,8 +21,8 @@ const REFUSALS = new Set(["rate_limited", "quota_exceeded"]);
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly #requests = new Tally<"format" | "status" | "outcome">();
-  readonly #tokens = new Tally<"format" | "type">();
+  readonly #requests: Tally<"format" | "status" | "outcome">;
+  readonly #tokens: Tally<"format" | "type">;
   readonly #latency: HistogramTally<"format" | "stream">;
   readonly #ttfb: HistogramTally<"format" | "stream">;
   readonly #refusals: Counter<"reason">;
@@ -31,37 +31,29 @@ export class GatewayMetrics {
 
   constructor(servers: () => ServerStatus[]) {
     const registers = [this.registry];
-    const requests = this.#requests;
-    const tokens = this.#tokens;
-    new Counter({
+    this.#requests = new Tally({
       name: "gateway_requests_total",
       help: "Chat requests by client format, HTTP status and outcome (ok, partial, error, rejected).",
       labelNames: ["format", "status", "outcome"],
       registers,
-      collect() {
-        requests.report(this);
-      },
     });
-    new Counter({
+    this.#tokens = new Tally({
       name: "gateway_tokens_total",
       help: "Tokens billed, by client format and type (prompt or completion); partial streams included.",
       labelNames: ["format", "type"],
       registers,
-      collect() {
-        tokens.report(this);
-      },
     });
     this.#latency = new HistogramTally(
       "gateway_request_duration_seconds",
       "Whole request duration, from arrival to the last byte.",
       LATENCY_BUCKETS,
-      this.registry,
+      registers,
     );
     this.#ttfb = new HistogramTally(
       "gateway_time_to_first_byte_seconds",
       "Time from a request's arrival to the first byte of its answer body.",
       TTFB_BUCKETS,
-      this.registry,
+      registers,
     );
     this.#refusals = new Counter({
       name: "gateway_limit_refusals_total",
@@ -254,13 +246,11 @@ function routingMetrics(registers: Registry[], scheduler: Scheduler): void {
       for (const f of scheduler.figures()) this.set({ model: f.model }, f.oldestWaitMs / 1000);
     },
   });
-  const wait = registers.map((registry) =>
-    new HistogramTally<"model">(
-      "gateway_queue_wait_seconds",
-      "Time requests spent in the wait queue before a server took them (or they timed out), per model.",
-      WAIT_BUCKETS,
-      registry,
-    )
+  const wait = new HistogramTally<"model">(
+    "gateway_queue_wait_seconds",
+    "Time requests spent in the wait queue before a server took them (or they timed out), per model.",
+    WAIT_BUCKETS,
+    registers,
   );
   const refusals = new Counter({
     name: "gateway_queue_refusals_total",
@@ -268,21 +258,15 @@ function routingMetrics(registers: Registry[], scheduler: Scheduler): void {
     labelNames: ["model", "reason"],
     registers,
   });
-  const routes = new Tally<"reason">();
-  new Counter({
+  const routes = new Tally({
     name: "gateway_route_decisions_total",
     help: "Why the server that answered was chosen: affinity, loaded, cold, weighted or failover.",
     labelNames: ["reason"],
     registers,
-    collect() {
-      routes.report(this);
-    },
   });
   scheduler.observer = {
     routed: (reason) => routes.add(reason, () => ({ reason })),
-    waited: (model, ms) => {
-      for (const w of wait) w.observe(model, () => ({ model }), ms / 1000);
-    },
+    waited: (model, ms) => wait.observe(model, () => ({ model }), ms / 1000),
     refused: (model, reason) => refusals.inc({ model, reason }),
   };
 }

@@ -3,21 +3,37 @@
  * and hashes the labels of every `inc`, which every request would pay several times over; a scrape pays
  * for each label set once instead.
  */
-import type { Counter } from "prom-client";
+import { Counter, type Registry } from "prom-client";
+
+export interface TallyOptions<L extends string> {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+  registers: Registry[];
+}
 
 export class Tally<L extends string> {
   readonly #counts = new Map<string, { labels: Partial<Record<L, string>>; value: number }>();
+
+  /** Registers the counter the counts are reported through. */
+  constructor({ name, help, labelNames, registers }: TallyOptions<L>) {
+    const counts = this.#counts;
+    new Counter<L>({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const { labels, value } of counts.values()) this.inc(labels, value);
+      },
+    });
+  }
 
   /** `id` names the label set (any string that tells them apart); `labels` is made only the first time. */
   add(id: string, labels: () => Partial<Record<L, string>>, value = 1): void {
     const count = this.#counts.get(id);
     if (count) count.value += value;
     else this.#counts.set(id, { labels: labels(), value });
-  }
-
-  /** Sets `counter` to the counts (call from its `collect`). */
-  report(counter: Counter<L>): void {
-    counter.reset();
-    for (const { labels, value } of this.#counts.values()) counter.inc(labels, value);
   }
 }
