@@ -11,7 +11,14 @@
  */
 import { QuotaExceeded, StoreUnavailable } from "../errors.ts";
 import type { KeyRecord, TokenQuotas, UserRecord } from "../store/records.ts";
-import { labelsOf, PERIOD_NAMES, periodEnds, type PeriodName, tokenCounterKey } from "../usage/mod.ts";
+import {
+  labelsOf,
+  PERIOD_NAMES,
+  periodEnds,
+  type PeriodKeys,
+  type PeriodName,
+  tokenCounterKey,
+} from "../usage/mod.ts";
 import type { LiveTotals, Total } from "../usage/live_totals.ts";
 
 const CAP_FIELD = {
@@ -93,7 +100,8 @@ function mustRead(cap: Cap, total: Total): boolean {
 }
 
 interface KeyCaps {
-  day: number;
+  /** The period labels of the day the caps were made on. */
+  labels: PeriodKeys;
   user: UserRecord | undefined;
   caps: Cap[];
   counters: Deno.KvKey[];
@@ -106,20 +114,21 @@ interface KeyCaps {
 const capsMemo = new WeakMap<KeyRecord, KeyCaps>();
 
 function capsOf(key: KeyRecord, user: UserRecord | undefined, now: number): KeyCaps {
-  const day = Math.floor(now / 86_400_000);
+  // One object per day, so its identity tells whether the memo is of today.
+  const labels = labelsOf(now);
   const known = capsMemo.get(key);
-  if (known?.day === day && known.user === user) return known;
+  if (known?.labels === labels && known.user === user) return known;
   const caps: Cap[] = [];
   const add = (quotas: TokenQuotas, scope: "key" | "user", id: string, owner: string) => {
     for (const period of PERIOD_NAMES) {
       const cap = quotas[CAP_FIELD[period]];
       if (cap === undefined) continue;
-      caps.push({ period, cap, counter: tokenCounterKey(scope, id, labelsOf(now)[period]), owner });
+      caps.push({ period, cap, counter: tokenCounterKey(scope, id, labels[period]), owner });
     }
   };
   add(key, "key", key.id, "this API key");
   if (user) add(user, "user", user.name, `user "${user.name}"`);
-  const made = { day, user, caps, counters: caps.map((c) => c.counter) };
+  const made = { labels, user, caps, counters: caps.map((c) => c.counter) };
   capsMemo.set(key, made);
   return made;
 }

@@ -36,15 +36,13 @@ export function freeSlots(c: Candidate, state: ServerState, defaultSlots: number
   return slotsOf(c, state, defaultSlots) - state.load(c.server.name);
 }
 
-function drawFor(
-  c: Candidate,
-  slots: number,
-  free: number,
-  state: ServerState,
-  random: () => number,
-): number {
-  const share = Number.isFinite(slots) ? Math.max(free, 1) / slots : 1 / (1 + state.load(c.server.name));
-  return -Math.log(1 - random()) / Math.max(c.server.weight * share, 1e-9);
+/**
+ * Emptier servers draw more often: the share of slots free, or for a server without a limit, fewer in
+ * flight. Efraimidis–Spirakis key, mapped into (0, 1) by the caller so it orders within a tier, never across.
+ */
+function drawFor(weight: number, slots: number, load: number, random: () => number): number {
+  const share = Number.isFinite(slots) ? Math.max(slots - load, 1) / slots : 1 / (1 + load);
+  return -Math.log(1 - random()) / Math.max(weight * share, 1e-9);
 }
 
 export function rank(
@@ -57,7 +55,8 @@ export function rank(
   const scored = candidates.map((c) => {
     const name = c.server.name;
     const slots = slotsOf(c, state, options.defaultSlots);
-    const free = slots - state.load(name);
+    const load = state.load(name);
+    const free = slots - load;
     const loaded = state.hasLoaded(name, c.model.tag);
     if (loaded) warmSlots += slots;
     let tier = 0;
@@ -69,10 +68,8 @@ export function rank(
       else if (loaded === undefined) [tier, reason] = [3, "weighted"];
       else tier = state.memoryFull(name) ? 1 : 2;
     }
-    // Emptier servers draw more often: the share of slots free, or for a server without a limit, fewer in
-    // flight. Efraimidis–Spirakis key, mapped into (0, 1) so it orders within a tier, never across tiers.
     // A lone candidate has nothing to be ordered against, so it draws nothing.
-    const draw = alone ? 1 : drawFor(c, slots, free, state, options.random);
+    const draw = alone ? 1 : drawFor(c.server.weight, slots, load, options.random);
     return {
       c: Number.isFinite(slots) ? { ...c, slots } : { ...c },
       score: tier + 1 / (1 + draw),
