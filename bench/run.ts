@@ -80,8 +80,10 @@ async function httpFigures(
     for (const t of order) loaded[t.name].push(await load(t, CONNECTIONS));
   }
 
-  const added = (name: TargetName, pick: (r: LoadResult) => number) =>
-    inRounds(single[name], single.direct, (r, d) => pick(r) - pick(d));
+  /** Each round's figure of `name` minus the direct one's. */
+  const overDirect = (name: TargetName, pick: (r: LoadResult) => number) =>
+    single[name].map((r, i) => pick(r) - pick(single.direct[i]));
+  const added = (name: TargetName, pick: (r: LoadResult) => number) => median(overDirect(name, pick));
   const mid = (list: Run[], pick: (r: Run) => number) => median(list.map(pick));
   const p50 = (r: LoadResult) => r.p50Us;
   const p99 = (r: LoadResult) => r.p99Us;
@@ -95,7 +97,6 @@ async function httpFigures(
   });
   const ratio = (a: TargetName, b: TargetName, pick: (r: Run) => number) =>
     inRounds(loaded[a], loaded[b], (x, y) => pick(x) / pick(y));
-  const addedP50 = (name: TargetName) => single[name].map((r, i) => r.p50Us - single.direct[i].p50Us);
   return {
     single: {
       direct: singleOf("direct"),
@@ -120,7 +121,7 @@ async function httpFigures(
     formatBToA: {
       requestsPerSec: ratio("gatewayB", "gateway", rps),
       cpuUsPerRequest: ratio("gatewayB", "gateway", cpu),
-      addedP50Us: inRounds(addedP50("gatewayB"), addedP50("gateway"), (b, a) => b / a),
+      addedP50Us: inRounds(overDirect("gatewayB", p50), overDirect("gateway", p50), (b, a) => b / a),
     },
   };
 }

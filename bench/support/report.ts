@@ -219,7 +219,7 @@ export function rows(f: Figures): Row[] {
     ...Object.entries(f.upstream).map(([client, u]) => ({
       figure:
         `Upstream client ${client}: bare proxy at ${l.connections} connections (req/s, CPU per request)`,
-      value: `${count(u.requestsPerSec)} (× ${u.toFetch.toFixed(2)} of fetch), ${us(u.cpuUsPerRequest)}`,
+      value: `${count(u.requestsPerSec)} (${times(u.toFetch)} of fetch), ${us(u.cpuUsPerRequest)}`,
       target: "reference",
     })),
     ...soakRows(f.soak),
@@ -261,13 +261,13 @@ function soakRows(soak: Figures["soak"]): Row[] {
   return [
     {
       figure: `Soak (${run}): gateway RSS at 10 s → end`,
-      value: `${mb(g.rssAt10sMb)} → ${mb(g.rssEndMb)} (× ${(g.rssEndMb / g.rssAt10sMb).toFixed(2)})`,
+      value: `${mb(g.rssAt10sMb)} → ${mb(g.rssEndMb)} (${times(g.rssEndMb / g.rssAt10sMb)})`,
       target: "end ≤ 1.2 × at 10 s",
       pass: g.rssEndMb <= 1.2 * g.rssAt10sMb,
     },
     {
       figure: `Soak (${run}): gateway RSS at the end ÷ the bare proxy's`,
-      value: `${mb(g.rssEndMb)} ÷ ${mb(b.rssEndMb)} (× ${(g.rssEndMb / b.rssEndMb).toFixed(2)})`,
+      value: `${mb(g.rssEndMb)} ÷ ${mb(b.rssEndMb)} (${times(g.rssEndMb / b.rssEndMb)})`,
       target: "≤ 2 ×",
       pass: g.rssEndMb <= 2 * b.rssEndMb,
     },
