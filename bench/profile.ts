@@ -1,10 +1,11 @@
 /**
  * Where the gateway's time goes per request: the gateway runs under `--cpu-prof` (V8's sampling profiler)
- * while wrk puts 64 connections (`PROFILE_CONNECTIONS`) of format-A chats on it (whole answers, or streamed
- * ones with `stream`), then stops on SIGTERM as in production, which writes the profile. `chunks` streams long
- * answers one after the other instead and counts per chunk; `bare` profiles the bare proxy under the same
- * load, as the reference. Prints the top self-time functions and self time grouped by source (our modules,
- * each npm package, Deno's runtime, the garbage collector), as shares of the busy (non-idle) time.
+ * while wrk puts 64 connections (`PROFILE_CONNECTIONS`) of format-A chats (format B with `PROFILE_FORMAT=b`)
+ * on it (whole answers, or streamed ones with `stream`), then stops on SIGTERM as in production, which writes
+ * the profile. `chunks` streams long answers one after the other instead and counts per chunk; `bare` profiles
+ * the bare proxy under the same load, as the reference. Prints the top self-time functions and self time
+ * grouped by source (our modules, each npm package, Deno's runtime, the garbage collector), as shares of the
+ * busy (non-idle) time.
  * Usage: `deno run -A bench/profile.ts [seconds] [gateway|stream|chunks|bare]`; the profile stays in bench/results/.
  */
 import { spawnDeno } from "./support/spawn.ts";
@@ -139,8 +140,10 @@ async function startSubject(
     };
   }
   const gateway = await startBenchGateway(backendUrl, flags);
-  const target =
-    benchTargets({ backend: backendUrl, bare: "", gateway: gateway.child.url }, gateway.secret).gateway;
+  const target = benchTargets(
+    { backend: backendUrl, bare: "", gateway: gateway.child.url },
+    gateway.secret,
+  )[Deno.env.get("PROFILE_FORMAT") === "b" ? "gatewayB" : "gateway"];
   return { target, stop: gateway.close };
 }
 
@@ -162,7 +165,11 @@ try {
     } else {
       const { whole, streamed } = subject.target;
       const load = mode === "stream" ? { ...whole, body: streamed.body(8) } : whole;
-      const result = await runLoad(tool, { ...load, connections: Number(Deno.env.get("PROFILE_CONNECTIONS") ?? 64), seconds });
+      const result = await runLoad(tool, {
+        ...load,
+        connections: Number(Deno.env.get("PROFILE_CONNECTIONS") ?? 64),
+        seconds,
+      });
       units = result.requests;
       const rps = Math.round(result.requestsPerSec);
       console.log(`${mode}: ${rps} req/s, p50 ${Math.round(result.p50Us)} µs, ${result.errors} errors`);
