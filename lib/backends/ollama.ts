@@ -27,11 +27,15 @@ const OPTION_NAMES = {
   numPredict: "num_predict",
 } satisfies Record<keyof GenerationOptions, string>;
 
-function toOptions(options: GenerationOptions): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [ours, theirs] of Object.entries(OPTION_NAMES)) {
-    const value = options[ours as keyof GenerationOptions];
-    if (value !== undefined) out[theirs] = value;
+/** Listed once: `Object.entries` on every request made a pair per option only to read most of them empty. */
+const OPTION_PAIRS = Object.entries(OPTION_NAMES) as [keyof GenerationOptions, string][];
+
+/** Ollama's `options` object, or undefined when the request sets none. */
+function toOptions(options: GenerationOptions): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const [ours, theirs] of OPTION_PAIRS) {
+    const value = options[ours];
+    if (value !== undefined) (out ??= {})[theirs] = value;
   }
   return out;
 }
@@ -54,7 +58,7 @@ function toMessage(m: ChatMessage): Record<string, unknown> {
 export function toOllamaBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
   const body: Record<string, unknown> = { model: req.model, messages: req.messages.map(toMessage), stream };
   const options = toOptions(req.options);
-  if (Object.keys(options).length) body.options = options;
+  if (options) body.options = options;
   if (req.format !== undefined) body.format = req.format;
   if (req.think !== undefined) body.think = req.think;
   // Ollama ignores tool_choice; "none" is honoured by not offering the tools at all.
