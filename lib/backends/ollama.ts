@@ -5,6 +5,7 @@
 import { BadGateway } from "../errors.ts";
 import type { ChatMessage, ChatRequest, ChatResult, GenerationOptions } from "../chat/types.ts";
 import { hasImages } from "../chat/has_images.ts";
+import { OLLAMA_OPTION_PAIRS } from "../chat/ollama_options.ts";
 import type { ServerRecord } from "../store/records.ts";
 import type { BackendAdapter, CallContext } from "./adapter.ts";
 import { openResponse, postJson } from "./http_call.ts";
@@ -13,27 +14,10 @@ import { answerChars, AnswerCheck, answerTokens, objectOf } from "./answer_value
 import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
 import { streamLimits } from "./stream_reading.ts";
 
-const OPTION_NAMES = {
-  temperature: "temperature",
-  topP: "top_p",
-  topK: "top_k",
-  minP: "min_p",
-  repeatPenalty: "repeat_penalty",
-  presencePenalty: "presence_penalty",
-  frequencyPenalty: "frequency_penalty",
-  seed: "seed",
-  stop: "stop",
-  numCtx: "num_ctx",
-  numPredict: "num_predict",
-} satisfies Record<keyof GenerationOptions, string>;
-
-/** Listed once: `Object.entries` on every request made a pair per option only to read most of them empty. */
-const OPTION_PAIRS = Object.entries(OPTION_NAMES) as [keyof GenerationOptions, string][];
-
 /** Ollama's `options` object, or undefined when the request sets none. */
 function toOptions(options: GenerationOptions): Record<string, unknown> | undefined {
   let out: Record<string, unknown> | undefined;
-  for (const [ours, theirs] of OPTION_PAIRS) {
+  for (const [ours, theirs] of OLLAMA_OPTION_PAIRS) {
     const value = options[ours];
     if (value !== undefined) (out ??= {})[theirs] = value;
   }

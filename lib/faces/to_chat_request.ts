@@ -12,8 +12,9 @@ import type {
   ToolCall,
   ToolChoice,
 } from "../chat/types.ts";
-import type { ChatBody, MessageBody, OptionsBody } from "./chat_body.ts";
+import type { ChatBody, MessageBody } from "./chat_body.ts";
 import { imageFromInline, imageFromUrl } from "./images.ts";
+import { OLLAMA_OPTION_NAMES } from "../chat/ollama_options.ts";
 
 function toolArguments(raw: string | Record<string, unknown> | undefined, field: string) {
   if (raw === undefined || raw === "") return {};
@@ -83,23 +84,25 @@ function findToolName(earlier: ChatMessage[], id: string | undefined): string | 
   return undefined;
 }
 
-const OPTION_FIELDS = [
-  ["temperature", "temperature"],
-  ["top_p", "topP"],
-  ["top_k", "topK"],
-  ["min_p", "minP"],
-  ["repeat_penalty", "repeatPenalty"],
-  ["presence_penalty", "presencePenalty"],
-  ["frequency_penalty", "frequencyPenalty"],
-  ["seed", "seed"],
-  ["num_ctx", "numCtx"],
-] as const satisfies readonly (readonly [keyof OptionsBody, keyof GenerationOptions])[];
+/** The options that are plain numbers, under the same name at the top level and in format B's `options`. */
+const NUMBER_OPTIONS = [
+  "temperature",
+  "topP",
+  "topK",
+  "minP",
+  "repeatPenalty",
+  "presencePenalty",
+  "frequencyPenalty",
+  "seed",
+  "numCtx",
+] as const satisfies readonly (keyof GenerationOptions)[];
 
 /** Format B's `options` win over the same fields at the top level; only fields present are set. */
 function toOptions(body: ChatBody): GenerationOptions {
   const nested = body.options;
   const options: GenerationOptions = {};
-  for (const [theirs, ours] of OPTION_FIELDS) {
+  for (const ours of NUMBER_OPTIONS) {
+    const theirs = OLLAMA_OPTION_NAMES[ours];
     const value = nested?.[theirs] ?? body[theirs];
     if (value !== undefined) options[ours] = value;
   }
