@@ -28,6 +28,8 @@ interface CpuProfile {
 const seconds = Number(Deno.args[0] ?? 10);
 const MODES = ["gateway", "stream", "chunks", "bare"] as const;
 const mode = (Deno.args[1] ?? "gateway") as typeof MODES[number];
+const connections = Number(Deno.env.get("PROFILE_CONNECTIONS") ?? 64);
+const gatewayTarget = Deno.env.get("PROFILE_FORMAT") === "b" ? "gatewayB" : "gateway";
 if (!MODES.includes(mode)) throw new Error(`mode: one of ${MODES.join(", ")}`);
 const LONG_STREAM_CHUNKS = 20_000;
 const outDir = new URL("./results/profile/", import.meta.url).pathname;
@@ -143,7 +145,7 @@ async function startSubject(
   const target = benchTargets(
     { backend: backendUrl, bare: "", gateway: gateway.child.url },
     gateway.secret,
-  )[Deno.env.get("PROFILE_FORMAT") === "b" ? "gatewayB" : "gateway"];
+  )[gatewayTarget];
   return { target, stop: gateway.close };
 }
 
@@ -167,7 +169,7 @@ try {
       const load = mode === "stream" ? { ...whole, body: streamed.body(8) } : whole;
       const result = await runLoad(tool, {
         ...load,
-        connections: Number(Deno.env.get("PROFILE_CONNECTIONS") ?? 64),
+        connections,
         seconds,
       });
       units = result.requests;
