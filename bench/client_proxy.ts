@@ -3,11 +3,13 @@
  * makes a backend call cheapest. Each takes the request body whole and the answer as text (as the gateway
  * does with a whole answer, to parse it) and hands that text back; only the client differs.
  * Usage: `deno run --allow-net --allow-env --allow-read bench/client_proxy.ts CLIENT BACKEND_URL`, CLIENT one of
- * `fetch-client` (fetch with a pool of its own), `node-http` (node:http with a keep-alive Agent) or `undici`
- * (an undici Pool); prints `listening on http://127.0.0.1:PORT`.
+ * `fetch-client` (fetch with a pool of its own), `node-http` (node:http with a keep-alive Agent), `undici`
+ * (an undici Pool's promise API) or `undici-dispatch` (an undici Agent's callback API, as the gateway calls);
+ * prints `listening on http://127.0.0.1:PORT`.
  */
 import http from "node:http";
-import { Pool } from "undici";
+import { Buffer } from "node:buffer";
+import { Agent, type Dispatcher, Pool } from "undici";
 
 type Call = (
   body: Uint8Array<ArrayBuffer>,
@@ -62,10 +64,37 @@ function undiciPool(): Call {
   };
 }
 
+function undiciDispatch(): Call {
+  const agent = new Agent();
+  return (body, signal) =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let status = 502;
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart: (controller) => {
+          if (signal.aborted) controller.abort(signal.reason);
+          else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+        },
+        onResponseStart: (_c, statusCode) => void (status = statusCode),
+        onResponseData: (_c, chunk) => void chunks.push(chunk),
+        onResponseEnd: () => resolve({ status, body: Buffer.concat(chunks).toString("utf8") }),
+        onResponseError: (_c, error) => reject(error),
+      };
+      agent.dispatch({
+        origin: target.origin,
+        path: target.pathname,
+        method: "POST",
+        headers: JSON_TYPE,
+        body,
+      }, handler);
+    });
+}
+
 const CLIENTS: Record<string, () => Call> = {
   "fetch-client": fetchWithClient,
   "node-http": nodeHttp,
   "undici": undiciPool,
+  "undici-dispatch": undiciDispatch,
 };
 const make = CLIENTS[client];
 if (!make) throw new Error(`unknown client ${client}; one of ${Object.keys(CLIENTS).join(", ")}`);
