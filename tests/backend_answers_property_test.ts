@@ -118,7 +118,7 @@ async function assertCountersMatch(gw: TestGateway, keys: Record<Adapter, string
     const totals = await readTotals(gw.kv, "key", keyId, new Date());
     assert.deepEqual(totals, { day: sum, week: sum, month: sum }, `counters of key ${keyId}`);
   }
-  const metrics = gw.deps.metrics!.registry;
+  const metrics = await gw.deps.metrics!.registry();
   const values = async (name: string) => (await metrics.getSingleMetric(name)!.get()).values;
   const tokens = await values("gateway_tokens_total");
   const sum = (type: string) => tokens.filter((v) => v.labels.type === type).reduce((n, v) => n + v.value, 0);

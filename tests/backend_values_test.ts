@@ -11,7 +11,7 @@ import { checkAnswer } from "./support/answer_checks.ts";
 import { estimateTokens } from "../lib/chat/token_estimate.ts";
 
 async function invalidCount(gw: TestGateway, server: string, field: string): Promise<number> {
-  const metric = await gw.deps.metrics!.registry.getSingleMetric("gateway_backend_invalid_total")!
+  const metric = await (await gw.deps.metrics!.registry()).getSingleMetric("gateway_backend_invalid_total")!
     .get();
   return metric.values.find((v) => v.labels.server === server && v.labels.field === field)?.value ?? 0;
 }
@@ -47,7 +47,7 @@ Deno.test("an Ollama answer with a negative token count is served on all six pat
   }
   assert.equal(await invalidCount(s.gw, "a", "completion_tokens"), 12);
   // 8 answers in format A, each billed 5 completion tokens (20 characters), none refused by the metrics.
-  const text = await s.gw.deps.metrics!.text();
+  const text = (await s.gw.deps.metrics!.scrape()).body;
   assert.match(text, /gateway_tokens_total\{format="openai",type="completion"\} 40\n/);
 });
 

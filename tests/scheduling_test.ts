@@ -107,7 +107,7 @@ Deno.test("scheduling: a full queue answers 429 at once and a wait that times ou
   await until("the only slot taken", () => f.running("only") === 1);
   const waiting = f.gw.post(B, key, ask("second"));
   await until("one waiting", () => f.queued() === 1);
-  assert.match(await f.gw.deps.metrics!.text(), /gateway_queue_depth\{model="m1"\} 1/);
+  assert.match((await f.gw.deps.metrics!.scrape()).body, /gateway_queue_depth\{model="m1"\} 1/);
   const admin = await fetch(`${f.gw.url}/admin/status`, {
     headers: { Authorization: "Bearer admin-secret" },
   });
@@ -134,7 +134,7 @@ Deno.test("scheduling: a full queue answers 429 at once and a wait that times ou
     ["rejected", 429, "queue_full"],
     ["error", 503, "queue_timeout"],
   ]);
-  const metrics = await f.gw.deps.metrics!.text();
+  const metrics = (await f.gw.deps.metrics!.scrape()).body;
   assert.match(metrics, /gateway_queue_refusals_total\{model="m1",reason="full"\} 1/);
   assert.match(metrics, /gateway_queue_refusals_total\{model="m1",reason="timeout"\} 1/);
   f.release();

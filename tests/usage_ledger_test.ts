@@ -88,7 +88,7 @@ Deno.test("a flood without a valid key is refused and counted, but writes only t
   assert.equal(records.filter((r) => r.keyId === undefined).length, 5);
   assert.equal(records.filter((r) => r.keyId !== undefined && r.status === "ok").length, 1);
   assert.equal(s.gw.ledger.keylessSkipped, 55);
-  const metrics = await s.gw.deps.metrics!.text();
+  const metrics = (await s.gw.deps.metrics!.scrape()).body;
   const refused = [...metrics.matchAll(/^gateway_requests_total\{[^}]*status="401"[^}]*\} (\d+)$/gm)];
   assert.equal(refused.reduce((n, m) => n + Number(m[1]), 0), 60, "metrics count every refusal");
 });

@@ -14,7 +14,7 @@ const RESULT: ChatResult = {
 };
 
 async function failures(metrics: GatewayMetrics, stage: string): Promise<number> {
-  const metric = await metrics.registry.getSingleMetric("gateway_accounting_failures_total")!.get();
+  const metric = await (await metrics.registry()).getSingleMetric("gateway_accounting_failures_total")!.get();
   return metric.values.find((v) => v.labels.stage === stage)?.value ?? 0;
 }
 
@@ -24,7 +24,7 @@ Deno.test("a usage sink that fails is logged and counted, never thrown into the 
   const account = new RequestAccount(broken, "openai", Date.now(), metrics);
   account.completed(RESULT);
   assert.equal(await failures(metrics, "ledger"), 1);
-  const text = await metrics.text();
+  const { body: text } = await metrics.scrape();
   assert.match(text, /gateway_requests_total\{format="openai",status="200",outcome="ok"\} 1/);
 });
 

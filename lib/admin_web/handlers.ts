@@ -86,9 +86,8 @@ export async function status(request: Request, deps: Deps): Promise<Response> {
 /** The metrics text, for whoever may see it (the caller decides: the admin port checks the gate). */
 export async function metricsText(deps: Deps): Promise<Response> {
   if (!deps.metrics) return jsonResponse({ error: { message: "Metrics are off", code: "not_found" } }, 404);
-  return new Response(await deps.metrics.text(), {
-    headers: { "Content-Type": deps.metrics.contentType, "Cache-Control": "no-store" },
-  });
+  const { body, contentType } = await deps.metrics.scrape();
+  return new Response(body, { headers: { "Content-Type": contentType, "Cache-Control": "no-store" } });
 }
 
 export function metrics(request: Request, deps: Deps): Promise<Response> | Response {

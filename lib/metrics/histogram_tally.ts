@@ -24,9 +24,11 @@ export class HistogramTally<L extends string> {
     readonly name: string,
     readonly help: string,
     private readonly buckets: readonly number[],
-    registers: Registry[],
-  ) {
-    for (const registry of registers) registry.registerMetric(this as never);
+  ) {}
+
+  /** Hands the histogram to `registry`, which formats it at each scrape. */
+  register(registry: Registry): void {
+    registry.registerMetric(this as never);
   }
 
   /** `id` names the label set (any string that tells them apart); `labels` is made only the first time. */

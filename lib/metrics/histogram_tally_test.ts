@@ -7,7 +7,8 @@ const BUCKETS = [0.01, 0.1, 1, 10];
 Deno.test("a tallied histogram scrapes exactly as prom-client's own, bucket edges and +Inf included", async () => {
   const ours = new Registry();
   const theirs = new Registry();
-  const tally = new HistogramTally<"format" | "stream">("h_seconds", "help text", BUCKETS, [ours]);
+  const tally = new HistogramTally<"format" | "stream">("h_seconds", "help text", BUCKETS);
+  tally.register(ours);
   const reference = new Histogram({
     name: "h_seconds",
     help: "help text",

@@ -3,26 +3,27 @@
  * and hashes the labels of every `inc`, which every request would pay several times over; a scrape pays
  * for each label set once instead.
  */
-import { Counter, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
+
+export type PromClient = typeof import("prom-client");
 
 export interface TallyOptions<L extends string> {
   name: string;
   help: string;
   labelNames: readonly L[];
-  registers: Registry[];
 }
 
 export class Tally<L extends string> {
   readonly #counts = new Map<string, { labels: Partial<Record<L, string>>; value: number }>();
 
-  /** Registers the counter the counts are reported through. */
-  constructor({ name, help, labelNames, registers }: TallyOptions<L>) {
+  constructor(private readonly options: TallyOptions<L>) {}
+
+  /** Registers the counter the counts are reported through, once a registry is made (the first scrape). */
+  register(prom: PromClient, registry: Registry): void {
     const counts = this.#counts;
-    new Counter<L>({
-      name,
-      help,
-      labelNames,
-      registers,
+    new prom.Counter<L>({
+      ...this.options,
+      registers: [registry],
       collect() {
         this.reset();
         for (const { labels, value } of counts.values()) this.inc(labels, value);

@@ -1,0 +1,110 @@
+/**
+ * @module The gauges and counters read from live state when scraped (servers, the listener's connections,
+ * the process's memory): they hold nothing between scrapes, so they are made with the registry.
+ */
+import type { Registry } from "prom-client";
+import type { ServerStatus } from "../routing/mod.ts";
+import type { ConnectionStats } from "../http/listener.ts";
+import type { PromClient } from "./tally.ts";
+
+const BREAKER_STATES = ["closed", "half-open", "open"] as const;
+
+export function memoryGauge(prom: PromClient, registry: Registry): void {
+  new prom.Gauge({
+    name: "gateway_resident_memory_bytes",
+    help: "Resident set size of this gateway process.",
+    registers: [registry],
+    collect() {
+      this.set(Deno.memoryUsage().rss);
+    },
+  });
+}
+
+export function serverGauges(prom: PromClient, registry: Registry, servers: () => ServerStatus[]): void {
+  const registers = [registry];
+  new prom.Gauge({
+    name: "gateway_server_up",
+    help: "1 when the server's last health check passed, 0 when it failed (absent before the first).",
+    labelNames: ["server"],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of servers()) {
+        if (s.health !== "unknown") this.set({ server: s.name }, s.health === "up" ? 1 : 0);
+      }
+    },
+  });
+  new prom.Gauge({
+    name: "gateway_breaker_state",
+    help: "1 for the state each server's circuit breaker is in (closed, half-open or open), else 0.",
+    labelNames: ["server", "state"],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of servers()) {
+        for (const state of BREAKER_STATES) this.set({ server: s.name, state }, s.breaker === state ? 1 : 0);
+      }
+    },
+  });
+  new prom.Gauge({
+    name: "gateway_server_in_flight",
+    help: "Requests each server is answering now.",
+    labelNames: ["server"],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of servers()) this.set({ server: s.name }, s.inFlight);
+    },
+  });
+}
+
+export function connectionMetrics(prom: PromClient, registry: Registry, stats: () => ConnectionStats): void {
+  const registers = [registry];
+  new prom.Gauge({
+    name: "gateway_connections_open",
+    help: "Client connections open now.",
+    registers,
+    collect() {
+      this.set(stats().open);
+    },
+  });
+  new prom.Gauge({
+    name: "gateway_connections_limit",
+    help: "Client connections taken at most; more wait to be accepted.",
+    registers,
+    collect() {
+      this.set(stats().limit);
+    },
+  });
+  // Counters the listener keeps itself; set at each scrape, they only ever grow.
+  new prom.Counter({
+    name: "gateway_connection_waits_total",
+    help: "Times accepting paused because the connection limit was reached.",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(stats().waitsAtLimit);
+    },
+  });
+  new prom.Counter({
+    name: "gateway_accept_failures_total",
+    help: "Connections the gateway could not accept (out of file descriptors, most often).",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(stats().acceptFailures);
+    },
+  });
+  new prom.Counter({
+    name: "gateway_connections_closed_total",
+    help: "Connections the gateway closed: request head too slow (head) or idle too long (idle).",
+    labelNames: ["reason"],
+    registers,
+    collect() {
+      const { closed } = stats();
+      this.reset();
+      this.inc({ reason: "head" }, closed.head);
+      this.inc({ reason: "idle" }, closed.idle);
+    },
+  });
+}
