@@ -39,8 +39,15 @@ function callContext(deps: Deps, signal: AbortSignal): CallContext {
   };
 }
 
+/**
+ * Request ids: a random prefix per process, then a count. Unique across processes and restarts like a UUID
+ * each, without making and formatting one per request.
+ */
+const ID_PREFIX = crypto.randomUUID().replaceAll("-", "").slice(0, 16);
+let requestCount = 0;
+
 function requestId(): string {
-  return crypto.randomUUID().replaceAll("-", "");
+  return ID_PREFIX + (++requestCount).toString(36);
 }
 
 const aliasOf = (c: Candidate) => c.model.alias ?? c.model.tag;
