@@ -77,21 +77,25 @@ export async function runChat(
   const account = new RequestAccount(deps.usage, face.name, deps.now(), deps.metrics);
   let admitted: Record<string, string> = {};
   try {
-    const key = account.key = await authenticate(request.headers.get("authorization"), deps.view);
-    admitted = await deps.policy.admit(
+    // Both stages answer at once from what the process holds; only a store read makes them wait.
+    const found = authenticate(request.headers.get("authorization"), deps.view);
+    const key = account.key = found instanceof Promise ? await found : found;
+    const policy = deps.policy.admit(
       key,
       { headers: request.headers, peer: client.address },
       account.startedAt,
     );
+    admitted = policy instanceof Promise ? await policy : policy;
     const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config)), key);
     account.noteRequest(shaped);
-    const route = await deps.scheduler.place(
+    const placed = deps.scheduler.place(
       key.model,
       routableCandidates(deps.view.snapshot, key, deps.servers),
       shaped.messages,
       key.priority,
       client.signal,
     );
+    const route = placed instanceof Promise ? await placed : placed;
     const ctx = callContext(deps, client.signal);
     const turn = {
       face,

@@ -10,7 +10,7 @@ import { checkDomain, checkIp } from "./allow_lists.ts";
 import { clientAddress } from "./client_address.ts";
 import { RangeList } from "./ip_address.ts";
 import { QuotaCheck } from "./quotas.ts";
-import { RateLimiter } from "./rate_limit.ts";
+import { type RateDecision, RateLimiter } from "./rate_limit.ts";
 
 export { parseAddress, parseRange } from "./ip_address.ts";
 
@@ -47,19 +47,31 @@ export class Policy {
 
   /**
    * Throws the refusal (403, 429, or 503 when a limit cannot be checked), or returns the headers an admitted
-   * request's response carries (the rate-limit state, when the key has a limit).
+   * request's response carries (the rate-limit state, when the key has a limit). Decided at once from what
+   * this process holds; a promise only when a rate-limit claim or a quota total must go to the store.
    */
-  async admit(key: KeyRecord, caller: Caller, now: number): Promise<Record<string, string>> {
+  admit(
+    key: KeyRecord,
+    caller: Caller,
+    now: number,
+  ): Record<string, string> | Promise<Record<string, string>> {
     this.checkAccess(key, caller, now);
-    let headers = NO_HEADERS;
-    if (key.rpm !== undefined) {
-      const rate = await this.#rate.admit(key.id, key.rpm, now);
-      if (!rate.admitted) throw new RateLimited(rate.limit, rate.resetAt, now);
-      headers = rateLimitHeaders(rate.limit, rate.remaining, rate.resetAt);
-    }
+    if (key.rpm === undefined) return this.#enforceQuotas(key, now, NO_HEADERS);
+    const rate = this.#rate.admit(key.id, key.rpm, now);
+    return rate instanceof Promise
+      ? rate.then((decided) => this.#afterRate(key, decided, now))
+      : this.#afterRate(key, rate, now);
+  }
+
+  #afterRate(key: KeyRecord, rate: RateDecision, now: number) {
+    if (!rate.admitted) throw new RateLimited(rate.limit, rate.resetAt, now);
+    return this.#enforceQuotas(key, now, rateLimitHeaders(rate.limit, rate.remaining, rate.resetAt));
+  }
+
+  #enforceQuotas(key: KeyRecord, now: number, headers: Record<string, string>) {
     const user = key.user === undefined ? undefined : this.options.users().get(key.user);
-    await this.#quotas.enforce(key, user, now);
-    return headers;
+    const enforced = this.#quotas.enforce(key, user, now);
+    return enforced ? enforced.then(() => headers) : headers;
   }
 
   /**

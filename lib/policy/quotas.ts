@@ -44,42 +44,32 @@ export class QuotaCheck {
 
   constructor(private readonly totals: LiveTotals, private readonly refreshMs = 250) {}
 
-  /** Throws `QuotaExceeded` when a cap of the key or of its user is already reached at `now`. */
-  async enforce(key: KeyRecord, user: UserRecord | undefined, now: number): Promise<void> {
+  /**
+   * Throws `QuotaExceeded` when a cap of the key or of its user is already reached at `now`. Decided at once
+   * from the totals held; a promise only when one must be read from the store first.
+   */
+  enforce(key: KeyRecord, user: UserRecord | undefined, now: number): void | Promise<void> {
     const { caps, counters } = capsOf(key, user, now);
     if (caps.length === 0) return;
-    let seen = this.totals.peek(counters);
+    const seen = this.totals.peek(counters);
     const urgent = caps.filter((c, i) => mustRead(c, seen[i]));
-    if (urgent.length) {
-      try {
-        await this.totals.read(urgent.map((c) => c.counter));
-      } catch (error) {
-        // A value known earlier still bounds the total from below; with none there is nothing to check.
-        if (seen.some((t) => t.ageMs === Infinity)) {
-          console.error("gateway: token quotas: store failure:", error);
-          throw new StoreUnavailable("token quotas", error);
-        }
+    if (urgent.length) return this.#enforceAfterRead(caps, counters, seen, urgent, now);
+    const stale = caps.filter((_, i) => seen[i].ageMs > this.refreshMs);
+    if (stale.length) this.#refresh(stale.map((c) => c.counter));
+    check(caps, seen, now);
+  }
+
+  async #enforceAfterRead(caps: Cap[], counters: Deno.KvKey[], seen: Total[], urgent: Cap[], now: number) {
+    try {
+      await this.totals.read(urgent.map((c) => c.counter));
+    } catch (error) {
+      // A value known earlier still bounds the total from below; with none there is nothing to check.
+      if (seen.some((t) => t.ageMs === Infinity)) {
+        console.error("gateway: token quotas: store failure:", error);
+        throw new StoreUnavailable("token quotas", error);
       }
-      seen = this.totals.peek(counters);
-    } else {
-      const stale = caps.filter((_, i) => seen[i].ageMs > this.refreshMs);
-      if (stale.length) this.#refresh(stale.map((c) => c.counter));
     }
-    const reached = caps.filter((c, i) => seen[i].tokens >= c.cap);
-    if (reached.length === 0) return;
-    // The cap that lifts last is the one that decides when the caller may come back.
-    const ends = periodEnds(new Date(now));
-    const binding = reached.reduce((a, b) => Date.parse(ends[b.period]) > Date.parse(ends[a.period]) ? b : a);
-    const used = seen[caps.indexOf(binding)].tokens;
-    const resetAt = ends[binding.period];
-    throw new QuotaExceeded(
-      `${
-        PERIOD_WORD[binding.period]
-      } token quota of ${binding.owner} is used up (${used} of ${binding.cap} tokens); ` +
-        `it resets at ${resetAt}`,
-      Date.parse(resetAt),
-      now,
-    );
+    check(caps, this.totals.peek(counters), now);
   }
 
   #refresh(counters: Deno.KvKey[]): void {
@@ -93,6 +83,25 @@ export class QuotaCheck {
   async close(): Promise<void> {
     await Promise.all(this.#refreshing);
   }
+}
+
+/** Throws `QuotaExceeded` for the cap that lifts last, when any is reached. */
+function check(caps: Cap[], seen: Total[], now: number): void {
+  const reached = caps.filter((c, i) => seen[i].tokens >= c.cap);
+  if (reached.length === 0) return;
+  // The cap that lifts last is the one that decides when the caller may come back.
+  const ends = periodEnds(new Date(now));
+  const binding = reached.reduce((a, b) => Date.parse(ends[b.period]) > Date.parse(ends[a.period]) ? b : a);
+  const used = seen[caps.indexOf(binding)].tokens;
+  const resetAt = ends[binding.period];
+  throw new QuotaExceeded(
+    `${
+      PERIOD_WORD[binding.period]
+    } token quota of ${binding.owner} is used up (${used} of ${binding.cap} tokens); ` +
+      `it resets at ${resetAt}`,
+    Date.parse(resetAt),
+    now,
+  );
 }
 
 function mustRead(cap: Cap, total: Total): boolean {

@@ -62,10 +62,19 @@ export class RateLimiter {
 
   constructor(private readonly kv: Deno.Kv) {}
 
-  /** Admits or refuses one request of `keyId` at time `now`, against `limit` requests per minute. */
-  async admit(keyId: string, limit: number, now: number): Promise<RateDecision> {
+  /**
+   * Admits or refuses one request of `keyId` at time `now`, against `limit` requests per minute. Decided at
+   * once while this process holds a slot (or knows the minute is used up); a promise only when a claim runs.
+   */
+  admit(keyId: string, limit: number, now: number): RateDecision | Promise<RateDecision> {
     const minute = Math.floor(now / MINUTE_MS);
     const w = this.#window(keyId, minute, limit);
+    return w.spent < w.claimed || w.exhausted
+      ? decide(w, limit, minute)
+      : this.#admitAfterClaims(keyId, w, limit, minute);
+  }
+
+  async #admitAfterClaims(keyId: string, w: KeyWindow, limit: number, minute: number): Promise<RateDecision> {
     while (w.spent >= w.claimed && !w.exhausted) {
       w.waiting++;
       try {
@@ -74,15 +83,7 @@ export class RateLimiter {
         w.waiting--;
       }
     }
-    const admitted = w.spent < w.claimed;
-    if (admitted) w.spent++;
-    const unspent = w.claimed - w.spent;
-    return {
-      admitted,
-      limit,
-      remaining: Math.max(0, limit - w.counter + unspent),
-      resetAt: (minute + 1) * MINUTE_MS,
-    };
+    return decide(w, limit, minute);
   }
 
   #window(keyId: string, minute: number, limit: number): KeyWindow {
@@ -137,4 +138,17 @@ export class RateLimiter {
     }
     throw new StoreUnavailable("rate limit", new Error("the counter kept changing"));
   }
+}
+
+/** Spends a slot of the window if it has one left. */
+function decide(w: KeyWindow, limit: number, minute: number): RateDecision {
+  const admitted = w.spent < w.claimed;
+  if (admitted) w.spent++;
+  const unspent = w.claimed - w.spent;
+  return {
+    admitted,
+    limit,
+    remaining: Math.max(0, limit - w.counter + unspent),
+    resetAt: (minute + 1) * MINUTE_MS,
+  };
 }

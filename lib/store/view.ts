@@ -79,16 +79,23 @@ export class StoreView {
    * The key `digest` authenticates as now. The cache holds what the index holds; whether a previous secret's
    * grace is over is decided at every lookup, so a cached entry cannot outlive it.
    */
-  async findKey(digest: string): Promise<KeyRecord | null> {
-    let record = this.#keys.get(digest);
-    if (record === undefined) {
-      const epoch = this.#epoch;
-      record = await findKeyByDigest(this.kv, digest);
-      if (epoch === this.#epoch) {
-        if (this.#keys.size >= KEY_CACHE_LIMIT) this.#keys.delete(this.#keys.keys().next().value!);
-        this.#keys.set(digest, record);
-      }
+  /** The key of `digest`, valid now, or null; without a wait when the key was looked up before. */
+  findKey(digest: string): KeyRecord | null | Promise<KeyRecord | null> {
+    const record = this.#keys.get(digest);
+    return record === undefined ? this.#lookUp(digest) : this.#valid(record, digest);
+  }
+
+  async #lookUp(digest: string): Promise<KeyRecord | null> {
+    const epoch = this.#epoch;
+    const record = await findKeyByDigest(this.kv, digest);
+    if (epoch === this.#epoch) {
+      if (this.#keys.size >= KEY_CACHE_LIMIT) this.#keys.delete(this.#keys.keys().next().value!);
+      this.#keys.set(digest, record);
     }
+    return this.#valid(record, digest);
+  }
+
+  #valid(record: KeyRecord | null, digest: string): KeyRecord | null {
     return record && secretValid(record, digest, this.now()) ? record : null;
   }
 
