@@ -1,5 +1,5 @@
 /**
- * @module The connect timeout. The backend client (`node:http`) has none of its own: a server whose host
+ * @module The connect timeout. The backend client's own is off (`upstream.ts`): a server whose host
  * vanished (packets dropped, not refused) would hold a request for the whole first-byte timeout, which is long
  * because models load slowly. So before calling a server that has not answered recently, one TCP connection is
  * opened to it with the connect timeout; a server that answered within the last few seconds is taken as
