@@ -167,11 +167,7 @@ try {
     } else {
       const { whole, streamed } = subject.target;
       const load = mode === "stream" ? { ...whole, body: streamed.body(8) } : whole;
-      const result = await runLoad(tool, {
-        ...load,
-        connections,
-        seconds,
-      });
+      const result = await runLoad(tool, { ...load, connections, seconds });
       units = result.requests;
       const rps = Math.round(result.requestsPerSec);
       console.log(`${mode}: ${rps} req/s, p50 ${Math.round(result.p50Us)} µs, ${result.errors} errors`);

@@ -147,27 +147,24 @@ class Call implements Dispatcher.DispatchHandler, UpstreamAnswer {
 
   chunks(): ChunkReader {
     return {
-      read: () => {
-        try {
-          const ready = this.#next();
-          if (ready) return Promise.resolve(ready);
-        } catch (error) {
-          return Promise.reject(error);
-        }
-        return new Promise((resolve, reject) => {
-          this.#wake = () => {
+      // Answered from the queue when it holds a chunk, the end or a failure; else when the queue next changes.
+      read: () =>
+        new Promise((resolve, reject) => {
+          const attempt = () => {
+            let ready;
             try {
-              const ready = this.#next();
-              if (!ready) return;
-              this.#wake = undefined;
-              resolve(ready);
+              ready = this.#next();
             } catch (error) {
               this.#wake = undefined;
-              reject(error);
+              return reject(error);
             }
+            if (!ready) return;
+            this.#wake = undefined;
+            resolve(ready);
           };
-        });
-      },
+          this.#wake = attempt;
+          attempt();
+        }),
       cancel: () => this.fail(new Error("reading stopped")),
     };
   }
@@ -177,8 +174,9 @@ class Call implements Dispatcher.DispatchHandler, UpstreamAnswer {
       const check = () => {
         if (this.#queued > limit) {
           this.#wake = undefined;
-          this.fail(new BodyTooLarge());
-          return reject(new BodyTooLarge());
+          const tooLarge = new BodyTooLarge();
+          this.fail(tooLarge);
+          return reject(tooLarge);
         }
         if (this.#failure !== undefined) return reject(this.#failure);
         if (!this.#ended) return;

@@ -76,10 +76,10 @@ export class StoreView {
   }
 
   /**
-   * The key `digest` authenticates as now. The cache holds what the index holds; whether a previous secret's
-   * grace is over is decided at every lookup, so a cached entry cannot outlive it.
+   * The key `digest` authenticates as now, or null; without a wait when it was looked up before. The cache
+   * holds what the index holds; whether a previous secret's grace is over is decided at every lookup, so a
+   * cached entry cannot outlive it.
    */
-  /** The key of `digest`, valid now, or null; without a wait when the key was looked up before. */
   findKey(digest: string): KeyRecord | null | Promise<KeyRecord | null> {
     const record = this.#keys.get(digest);
     return record === undefined ? this.#lookUp(digest) : this.#valid(record, digest);
