@@ -9,6 +9,7 @@
  * thrown, and token counts are checked once more so that no invalid one reaches the ledger or a counter.
  */
 import { estimateTokens } from "../chat/token_estimate.ts";
+import { isoTime } from "../chat/iso_time.ts";
 import type { ChatRequest, ChatResult } from "../chat/types.ts";
 import type { GatewayError } from "../errors.ts";
 import type { FaceName } from "../faces/mod.ts";
@@ -112,7 +113,7 @@ export class RequestAccount {
     if (this.#written) return;
     this.#written = true;
     const record: UsageRecord = {
-      time: new Date(this.startedAt).toISOString(),
+      time: isoTime(this.startedAt),
       format: this.face,
       stream: this.#stream,
       status,

@@ -2,7 +2,7 @@
  * @module Authentication: bearer secret → digest → one indexed lookup (cached by the store view). Decides
  * only who is calling; what the key may do is policy's business.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { Unauthenticated } from "../errors.ts";
 import type { KeyRecord } from "../store/records.ts";
 import type { StoreView } from "../store/view.ts";
@@ -13,9 +13,10 @@ const MAX_SECRET_LENGTH = 256;
 /**
  * The digest `digestSecret` stores (SHA-256, hex), computed synchronously: WebCrypto's `digest` is an async op
  * that costs some 30–50 µs per call under load, a sixth of a request's whole CPU time, against about 1 µs here.
+ * The one-shot `hash` makes no hash object to update and read.
  */
 export function requestDigest(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
+  return hash("sha256", secret, "hex");
 }
 
 export function bearerSecret(header: string | null): string | undefined {

@@ -3,6 +3,7 @@
  * and errors as `{"error":{message, type:"proxy_error", code}}` (spec §7).
  */
 import type { ChatResult } from "../chat/types.ts";
+import { isoTime } from "../chat/iso_time.ts";
 import type { GatewayError } from "../errors.ts";
 import type { Face, RenderContext } from "./face.ts";
 import { parseChat } from "./parse_chat.ts";
@@ -24,7 +25,7 @@ export const ollamaFace: Face = {
     }
     return {
       model: ctx.alias,
-      created_at: new Date(ctx.finishedAt).toISOString(),
+      created_at: isoTime(ctx.finishedAt),
       message,
       done: true,
       // Ollama itself never reports "tool_calls"; a turn that calls tools ends with "stop".

@@ -4,6 +4,7 @@
  * and no `done`, exactly as Ollama itself ends one, so the client raises the message.
  */
 import type { ChatEvent } from "../chat/types.ts";
+import { isoTime } from "../chat/iso_time.ts";
 import type { GatewayError } from "../errors.ts";
 import type { StreamContext, StreamRenderer } from "./face.ts";
 import { newToolCallId } from "./tool_call_id.ts";
@@ -12,7 +13,7 @@ const line = (payload: unknown) => JSON.stringify(payload) + "\n";
 
 export function ollamaStreamRenderer(ctx: StreamContext): StreamRenderer {
   let toolIndex = 0;
-  const head = () => ({ model: ctx.alias, created_at: new Date(ctx.now()).toISOString() });
+  const head = () => ({ model: ctx.alias, created_at: isoTime(ctx.now()) });
   return {
     contentType: "application/x-ndjson",
     event(event: ChatEvent): string {

@@ -63,3 +63,18 @@ Deno.test("a body just within the limit and the time is read and parsed", async 
   const parsed = await readJsonBody(post(new Blob([text]).stream()), LIMITS);
   assert.deepEqual(parsed, JSON.parse(text));
 });
+
+Deno.test("U+FFFD sent as such is text; a byte that is not UTF-8 beside it is refused", async () => {
+  const sent = (body: Uint8Array<ArrayBuffer>) =>
+    new Request("http://gateway.test/v1/chat.php", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Content-Length": String(body.byteLength) },
+      body,
+    });
+  const replacement = encode('{"text":"a\uFFFDb"}');
+  assert.deepEqual(await readJsonBody(sent(replacement), LIMITS), { text: "a\uFFFDb" });
+  const broken = new Uint8Array([...encode('{"text":"a\uFFFD'), 0xff, ...encode('"}')]);
+  const error = await refusal(sent(broken));
+  assert.equal(error.status, 400);
+  assert.match(error.message, /UTF-8/);
+});

@@ -1,0 +1,32 @@
+/**
+ * @module Instants as ISO-8601 text, exactly as `Date.prototype.toISOString` writes them, made cheaply on the
+ * request path: answers (format B's `created_at`, on every streamed chunk too) and usage records each need
+ * one, and the runtime's conversion costs some 5 µs when it runs once between other work, as it does at one
+ * connection. The runtime still writes the date, once per UTC day; the time of day is arithmetic.
+ */
+const DAY_MS = 86_400_000;
+
+/** The UTC day the cached date belongs to (its first millisecond), and that date as written, up to the `T`. */
+let dayStart = NaN;
+let datePart = "";
+
+const two = (n: number) => (n < 10 ? "0" : "") + n;
+const three = (n: number) => (n < 10 ? "00" : n < 100 ? "0" : "") + n;
+
+/** `new Date(ms).toISOString()`, throwing the same RangeError for an instant a Date cannot hold. */
+export function isoTime(ms: number): string {
+  const time = Math.trunc(ms);
+  let offset = time - dayStart;
+  if (!(offset >= 0 && offset < DAY_MS)) {
+    const iso = new Date(time).toISOString();
+    dayStart = Math.floor(time / DAY_MS) * DAY_MS;
+    datePart = iso.slice(0, iso.indexOf("T") + 1);
+    return iso;
+  }
+  const hours = Math.floor(offset / 3_600_000);
+  offset -= hours * 3_600_000;
+  const minutes = Math.floor(offset / 60_000);
+  offset -= minutes * 60_000;
+  const seconds = Math.floor(offset / 1000);
+  return `${datePart}${two(hours)}:${two(minutes)}:${two(seconds)}.${three(offset - seconds * 1000)}Z`;
+}
