@@ -148,21 +148,21 @@ class Call implements Dispatcher.DispatchHandler, UpstreamAnswer {
   chunks(): ChunkReader {
     return {
       // Answered from the queue when it holds a chunk, the end or a failure; else when the queue next changes.
+      // Taking a chunk can resume a paused connection, and the client may hand over the next chunk within that
+      // call: the waiter is off while a chunk is taken, so that one is queued rather than taken too.
       read: () =>
         new Promise((resolve, reject) => {
           const attempt = () => {
+            this.#wake = undefined;
             let ready;
             try {
               ready = this.#next();
             } catch (error) {
-              this.#wake = undefined;
               return reject(error);
             }
-            if (!ready) return;
-            this.#wake = undefined;
-            resolve(ready);
+            if (ready) resolve(ready);
+            else this.#wake = attempt;
           };
-          this.#wake = attempt;
           attempt();
         }),
       cancel: () => this.fail(new Error("reading stopped")),

@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { post } from "./upstream.ts";
+
+/** A loopback server answering with `parts` numbered lines, written one by one as fast as the socket takes them. */
+function numberedLines(parts: number) {
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+    let i = 0;
+    const encoder = new TextEncoder();
+    return new Response(
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          for (let n = 0; n < 64 && i < parts; n++) controller.enqueue(encoder.encode(`${i++}\n`));
+          if (i === parts) controller.close();
+        },
+      }),
+    );
+  });
+}
+
+Deno.test("a body read chunk by chunk by a slow reader arrives whole and in order, through pauses", async () => {
+  const parts = 20_000;
+  const server = numberedLines(parts);
+  try {
+    const answer = await post(
+      `http://127.0.0.1:${server.addr.port}/`,
+      { "content-type": "application/json" },
+      "{}",
+      new AbortController().signal,
+    );
+    assert.equal(answer.status, 200);
+    const reader = answer.chunks();
+    const decoder = new TextDecoder();
+    let text = "";
+    for (let reads = 0;; reads++) {
+      // A reader that falls behind lets more than the high-water mark pile up, so the connection is paused
+      // and resumed while it reads.
+      if (reads % 16 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    const lines = text.split("\n");
+    assert.equal(lines.pop(), "");
+    assert.equal(lines.length, parts);
+    lines.forEach((line, i) => assert.equal(line, String(i), `line ${i}`));
+  } finally {
+    await server.shutdown();
+  }
+});
