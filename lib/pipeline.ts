@@ -3,6 +3,7 @@
  * The stages decide; this file only sequences them.
  */
 import { authenticate } from "./auth/mod.ts";
+import type { SecretMemo } from "./auth/secret_memo.ts";
 import { readJsonBody } from "./http/read_body.ts";
 import { errorResponse, jsonResponse } from "./http/respond.ts";
 import { openStreams, streamResponse } from "./http/stream_response.ts";
@@ -22,6 +23,8 @@ export interface ClientInfo {
   address?: string;
   /** Aborts when the client leaves or the gateway ends the request (shutdown); backend calls follow it. */
   signal: AbortSignal;
+  /** The connection's last secret and its digest, where the listener keeps them. */
+  secrets?: SecretMemo;
 }
 
 function callContext(deps: Deps, signal: AbortSignal): CallContext {
@@ -78,7 +81,7 @@ export async function runChat(
   let admitted: Record<string, string> = {};
   try {
     // Both stages answer at once from what the process holds; only a store read makes them wait.
-    const found = authenticate(request.headers.get("authorization"), deps.view);
+    const found = authenticate(request.headers.get("authorization"), deps.view, client.secrets);
     const key = account.key = found instanceof Promise ? await found : found;
     const policy = deps.policy.admit(
       key,

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { digestSecret, generateSecret } from "../store/key_secret.ts";
-import { bearerSecret, requestDigest } from "./mod.ts";
+import { bearerSecret } from "./mod.ts";
+import { requestDigest } from "./secret_memo.ts";
 
 Deno.test("the request digest is the stored digest of the same secret", async () => {
   for (const secret of [generateSecret(), generateSecret(), "gwk_short", "ключ-ü-🔑"]) {

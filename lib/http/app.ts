@@ -7,6 +7,7 @@ import type { Deps } from "../deps.ts";
 import { MethodNotAllowed, NotFound } from "../errors.ts";
 import { FACES, ROUTE_FACES } from "../faces/mod.ts";
 import { withCors } from "./cors.ts";
+import type { SecretMemo } from "../auth/secret_memo.ts";
 import { errorResponse } from "./respond.ts";
 import type { RouteModule } from "./route.ts";
 import { staticResponse } from "./static_files.ts";
@@ -22,6 +23,8 @@ export interface ConnectionEnv {
   remoteAddr?: Deno.Addr;
   /** Aborts when the client leaves or the gateway stops waiting for the request; else the request's own. */
   signal?: AbortSignal;
+  /** The connection's (see `lib/auth/secret_memo.ts`), where the gateway's own listener serves it. */
+  secrets?: SecretMemo;
 }
 
 function peerAddress(addr: Deno.Addr | undefined): string | undefined {
@@ -58,6 +61,7 @@ export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{
       return handler(request, {
         address: peerAddress(env?.remoteAddr),
         signal: env?.signal ?? request.signal,
+        secrets: env?.secrets,
       });
     };
     const entry: Answer = module.cors

@@ -34,7 +34,12 @@ export interface ConnectionStats {
   closed: { head: number; idle: number };
 }
 
-type Handler = (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response>;
+/** What the handler learns of a request's connection; `secrets` lives as long as the connection does. */
+export interface ConnectionInfo extends Deno.ServeHandlerInfo<Deno.NetAddr> {
+  secrets?: SecretMemo;
+}
+
+type Handler = (request: Request, info: ConnectionInfo) => Response | Promise<Response>;
 
 type ServeOnConnection = (
   conn: Deno.Conn,
@@ -51,6 +56,8 @@ export interface Listening {
   /** Stops accepting; open connections are left to finish (the caller's drain bounds them). */
   close(): void;
 }
+
+import { SecretMemo } from "../auth/secret_memo.ts";
 
 /**
  * Connections taken at most when the configuration does not say: the runtime cannot read its descriptor
@@ -81,6 +88,7 @@ class Connection {
   idleSince = performance.now();
   served = false;
   readonly abort = new AbortController();
+  readonly secrets = new SecretMemo();
 }
 
 export interface ListenOptions {
@@ -182,7 +190,7 @@ function ownListener(
         else if (--conn.active === 0) conn.idleSince = performance.now();
       };
       info.completed.then(done, done);
-      const answer = handler(request, { remoteAddr, completed: info.completed });
+      const answer = handler(request, { remoteAddr, completed: info.completed, secrets: conn.secrets });
       return answer instanceof Response ? noteClose(answer) : answer.then(noteClose);
     };
     // A connection that ends in any way (reset by its client included) is only one connection less.

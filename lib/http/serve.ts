@@ -7,7 +7,7 @@
 import type { Config } from "../config.ts";
 import type { ConnectionEnv } from "./app.ts";
 import { Drain } from "./drain.ts";
-import { DEFAULT_MAX_CONNECTIONS, listen, type Listening } from "./listener.ts";
+import { type ConnectionInfo, DEFAULT_MAX_CONNECTIONS, listen, type Listening } from "./listener.ts";
 
 interface FetchApp {
   fetch(request: Request, env: ConnectionEnv): Response | Promise<Response>;
@@ -17,11 +17,11 @@ const SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
 /** The gateway's listener, every request going through `drain`; `reusePort` lets workers share one port. */
 export function listenForGateway(app: FetchApp, config: Config, drain: Drain, reusePort = false): Listening {
-  const handler = (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) =>
+  const handler = (request: Request, info: ConnectionInfo) =>
     drain.handle(
       request,
       info.completed,
-      (signal) => app.fetch(request, { remoteAddr: info.remoteAddr, signal }),
+      (signal) => app.fetch(request, { remoteAddr: info.remoteAddr, signal, secrets: info.secrets }),
     );
   return listen({
     hostname: config.host,
