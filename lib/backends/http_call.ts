@@ -118,20 +118,13 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
 
 /**
  * A whole answer as text, at most `limit` bytes: a declared length is checked before anything is read, and
- * the reading is given up as soon as the bytes pass the limit.
+ * the reading is given up as soon as the bytes pass the limit; either way with `BodyTooLarge`. The answer's
+ * own promise is returned, not one wrapping it: each level of promises costs the request a turn.
  */
-async function readAnswer(answer: UpstreamAnswer, limit: number, abort: AbortController): Promise<string> {
-  const tooLarge = () => {
-    abort.abort();
-    return new BadGateway(`The model server's answer is larger than ${limit} bytes`);
-  };
+function readAnswer(answer: UpstreamAnswer, limit: number): Promise<string> {
   const declared = answer.header("content-length");
-  if (declared !== undefined && Number(declared) > limit) throw tooLarge();
-  try {
-    return await answer.text(limit);
-  } catch (error) {
-    throw error instanceof BodyTooLarge ? tooLarge() : error;
-  }
+  if (declared !== undefined && Number(declared) > limit) throw new BodyTooLarge();
+  return answer.text(limit);
 }
 
 /** A non-streamed call: the whole answer as parsed JSON, within the response timeout. */
@@ -147,13 +140,18 @@ export async function postJson(
     () => abort.abort(new DOMException("body", "TimeoutError")),
   );
   try {
-    const text = await readAnswer(answer, ctx.maxAnswerBytes, abort);
+    const text = await readAnswer(answer, ctx.maxAnswerBytes);
     try {
       return JSON.parse(text);
     } catch {
       throw new BadGateway("The model server answered with something that is not JSON");
     }
   } catch (error) {
+    if (error instanceof BodyTooLarge) {
+      // Unread or half read, the body is not wanted: its connection is closed.
+      abort.abort();
+      throw new BadGateway(`The model server's answer is larger than ${ctx.maxAnswerBytes} bytes`);
+    }
     if (error instanceof GatewayError || ctx.signal?.aborted) throw error;
     if (abort.signal.aborted) {
       throw new BackendFailure("model server timed out during its answer", true, true, 504);
