@@ -172,9 +172,10 @@ function ownListener(
     open.add(conn);
     let closeAfter = false;
     // The runtime does not act on an answer's `Connection: close` (a refusal that leaves the request body
-    // unread), so the listener does, once the answer is delivered.
+    // unread), so the listener does, once the answer is delivered. Only refusals carry it: the status spares
+    // every other answer a header lookup.
     const noteClose = (response: Response) => {
-      if (response.headers.get("connection") !== "close") return response;
+      if (response.status < 400 || response.headers.get("connection") !== "close") return response;
       closeAfter = true;
       // A static body can still sit in the engine's buffer when its delivery is reported, and cutting the
       // connection then loses it; asked for as a stream, it is sent before the report. Only refusals take this
