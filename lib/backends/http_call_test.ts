@@ -41,18 +41,25 @@ Deno.test("an answer declared larger than the limit is refused unread, and its c
 });
 
 Deno.test("an answer that grows past the limit while read is refused, and its connection closed", async () => {
+  const { promise: cut, resolve } = Promise.withResolvers<boolean>();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () =>
     new Response(
       new ReadableStream({
         pull: (controller) => controller.enqueue(new TextEncoder().encode(" ".repeat(400))),
+        // The endless body is cancelled when the gateway hangs up.
+        cancel: () => resolve(true),
       }),
     ));
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await assert.rejects(
       postJson(`http://127.0.0.1:${server.addr.port}/api/chat`, {}, CTX, { hasImages: false }),
       /larger than 1000 bytes/,
     );
+    const late = new Promise<boolean>((done) => timer = setTimeout(() => done(false), 2_000));
+    assert.ok(await Promise.race([cut, late]), "the connection stayed open");
   } finally {
+    clearTimeout(timer);
     await server.shutdown();
   }
 });

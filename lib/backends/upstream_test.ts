@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { post } from "./upstream.ts";
 
-/** A loopback server answering with `parts` numbered lines, written one by one as fast as the socket takes them. */
+/** A loopback server answering with `parts` numbered lines, 64 at a time, as fast as the socket takes them. */
 function numberedLines(parts: number) {
   return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
     let i = 0;
