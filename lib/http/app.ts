@@ -65,7 +65,7 @@ export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{
       });
     };
     const entry: Answer = module.cors
-      ? (request, env) => withCors(deps, allow, request, () => answer(request, env))
+      ? (request, env) => withCors(deps, allow, request, () => answer(request, env), env?.secrets)
       : answer;
     if (!/[:*]/.test(path)) exact.set(path, entry);
     app.all(path, (c) => entry(c.req.raw, c.env));

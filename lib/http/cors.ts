@@ -10,6 +10,7 @@
  * never an answer meant for another site. No credentials mode: keys are bearer tokens, not cookies.
  */
 import { authenticate } from "../auth/mod.ts";
+import type { SecretMemo } from "../auth/secret_memo.ts";
 import type { Deps } from "../deps.ts";
 import type { KeyRecord } from "../store/records.ts";
 import { domainAllowed, referrerHost } from "../policy/allow_lists.ts";
@@ -35,11 +36,14 @@ function preflight(request: Request, allow: readonly string[]): Response {
   return new Response(null, { status: 204, headers });
 }
 
-/** Whether the answer to this request may be read by a page from `origin`. */
-async function admits(origin: string, request: Request, deps: Deps): Promise<boolean> {
+/**
+ * Whether the answer to this request may be read by a page from `origin`. `secrets` is the connection's, as
+ * the pipeline had it: the key's digest is then not made a second time.
+ */
+async function admits(origin: string, request: Request, deps: Deps, secrets?: SecretMemo): Promise<boolean> {
   let key: KeyRecord | undefined;
   try {
-    key = await authenticate(request.headers.get("authorization"), deps.view);
+    key = await authenticate(request.headers.get("authorization"), deps.view, secrets);
   } catch {
     // No key, or not a valid one: the origin lists decide.
   }
@@ -70,12 +74,13 @@ export function withCors(
   allow: readonly string[],
   request: Request,
   answer: () => Response | Promise<Response>,
+  secrets?: SecretMemo,
 ): Response | Promise<Response> {
   if (request.method === "OPTIONS") return preflight(request, allow);
   const origin = request.headers.get("origin");
   // Without an Origin (SDKs, scripts) there is nothing to decide, and the chat path pays nothing for CORS.
   if (!origin) return answer();
-  return markReadable(deps, origin, request, answer());
+  return markReadable(deps, origin, request, answer(), secrets);
 }
 
 async function markReadable(
@@ -83,9 +88,10 @@ async function markReadable(
   origin: string,
   request: Request,
   answered: Response | Promise<Response>,
+  secrets?: SecretMemo,
 ): Promise<Response> {
   const response = await answered;
-  if (!(await admits(origin, request, deps))) return setHeaders(response, { Vary: "Origin" });
+  if (!(await admits(origin, request, deps, secrets))) return setHeaders(response, { Vary: "Origin" });
   return setHeaders(response, {
     Vary: "Origin",
     "Access-Control-Allow-Origin": origin,
