@@ -2,6 +2,17 @@ import assert from "node:assert/strict";
 import { postJson } from "./http_call.ts";
 import { BadGateway } from "../errors.ts";
 
+/** Whether `promise` settles to true within 2 s. */
+async function within2s(promise: Promise<boolean>): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), 2_000));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const CTX = {
   connectTimeoutMs: 2_000,
   firstByteTimeoutMs: 2_000,
@@ -17,13 +28,8 @@ Deno.test("an answer declared larger than the limit is refused unread, and its c
     const conn = await listener.accept();
     await conn.read(new Uint8Array(4096));
     await conn.write(new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n{"));
-    // The gateway hangs up instead of waiting for 4999 more bytes; a wait of 2 s means it did not.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    closed = await Promise.race([
-      conn.read(new Uint8Array(16)).then((n) => n === null, () => true),
-      new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), 2_000)),
-    ]);
-    clearTimeout(timer);
+    // The gateway hangs up instead of waiting for 4999 more bytes.
+    closed = await within2s(conn.read(new Uint8Array(16)).then((n) => n === null, () => true));
     conn.close();
   })();
   try {
@@ -50,16 +56,13 @@ Deno.test("an answer that grows past the limit while read is refused, and its co
         cancel: () => resolve(true),
       }),
     ));
-  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await assert.rejects(
       postJson(`http://127.0.0.1:${server.addr.port}/api/chat`, {}, CTX, { hasImages: false }),
       /larger than 1000 bytes/,
     );
-    const late = new Promise<boolean>((done) => timer = setTimeout(() => done(false), 2_000));
-    assert.ok(await Promise.race([cut, late]), "the connection stayed open");
+    assert.ok(await within2s(cut), "the connection stayed open");
   } finally {
-    clearTimeout(timer);
     await server.shutdown();
   }
 });
