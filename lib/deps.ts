@@ -71,6 +71,8 @@ export function routingServices(
       openMs: config.breakerOpenMs,
       trialLeaseMs: config.firstByteTimeoutMs,
     },
+    declaredSlots: (name) => view.snapshot.servers.get(name)?.slots,
+    learning: config.defaultSlots === undefined ? undefined : { start: config.defaultSlots },
   });
   const prober = new HealthProber({
     fetch: fetcher,
@@ -85,7 +87,6 @@ export function routingServices(
     now,
     random,
     policy: config.routing,
-    defaultSlots: config.defaultSlots,
     maxWaitMs: config.queueWaitMs,
     maxQueue: config.queueMax,
     priorityStepMs: config.queuePriorityStepMs,

@@ -16,7 +16,8 @@ function sumBy(records: UsageRecord[], pick: (r: UsageRecord) => string | undefi
 }
 
 Deno.test("50 streams at once, some broken, plus refusals: every record and counter adds up exactly", async () => {
-  await using s = await Scenario.start([{ name: "good" }, { name: "flaky" }]);
+  // Both take all 50 at once, so every flaky stream is in flight before its breaker can open.
+  await using s = await Scenario.start([{ name: "good", slots: 50 }, { name: "flaky", slots: 50 }]);
   await s.gw.catalog.users.add({ name: "ana" });
   await s.gw.catalog.clusters.add({ name: "good-only", servers: ["good"] });
   await s.gw.catalog.clusters.add({ name: "flaky-only", servers: ["flaky"] });

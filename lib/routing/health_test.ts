@@ -92,6 +92,7 @@ Deno.test("health: Ollama discovery from /api/tags and /api/ps, matching :latest
     assert.equal(state.isRoutable("a", "m1"), false);
 
     fake.loaded = undefined;
+    fake.psMissing = true;
     fake.models = ["m1"];
     await prober.probeNow();
     assert.equal(one("a").health, "up", "a server without /api/ps is still up");

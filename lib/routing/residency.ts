@@ -44,9 +44,13 @@ export class Residency {
     return this.#told ? false : undefined;
   }
 
-  /** Whether loading one more model would push another one out (unknown memory: assume it would). */
+  /**
+   * Whether loading one more model would push another one out: never on a server holding nothing; with
+   * unknown memory, assume it would.
+   */
   get full(): boolean {
-    return this.#capacity === 0 || (this.#models?.size ?? 0) >= this.#capacity;
+    const held = this.#models?.size ?? 0;
+    return held > 0 && (this.#capacity === 0 || held >= this.#capacity);
   }
 
   list(): string[] | undefined {

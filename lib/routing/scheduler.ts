@@ -25,8 +25,6 @@ export interface SchedulerOptions {
   now: () => number;
   random: () => number;
   policy?: RoutingPolicy;
-  /** Slots of a server without `--slots` and without discovered ones; unset, such a server is not limited. */
-  defaultSlots?: number;
   maxWaitMs?: number;
   /** Requests waiting per model at most. */
   maxQueue?: number;
@@ -64,7 +62,6 @@ function whyAborted(signal: AbortSignal): GatewayError {
 
 export class Scheduler {
   readonly policy: RoutingPolicy;
-  readonly defaultSlots: number;
   readonly maxWaitMs: number;
   readonly maxQueue: number;
   readonly #affinity: AffinityTable;
@@ -75,7 +72,6 @@ export class Scheduler {
 
   constructor(readonly options: SchedulerOptions) {
     this.policy = options.policy ?? "scheduled";
-    this.defaultSlots = options.defaultSlots ?? Infinity;
     this.maxWaitMs = options.maxWaitMs ?? 30_000;
     this.maxQueue = options.maxQueue ?? 100;
     this.#queue = new WaitQueue(options.priorityStepMs ?? 5_000);
@@ -99,7 +95,7 @@ export class Scheduler {
     const roles = messages.map((m) => m.role);
     const pending: Pending = { model, prints, roles, affinity: this.#affinity.lookup(prints, roles, now()) };
     if (this.#queue.depth(model) === 0) {
-      const ranking = rank(candidates, state, { ...pending, random, defaultSlots: this.defaultSlots });
+      const ranking = rank(candidates, state, { ...pending, random });
       if (ranking.room && (ranking.warm || this.#coldStartPays(ranking, 1, 0))) {
         return this.#admitted(ranking.order, ranking.reason, 0, pending);
       }
@@ -215,7 +211,7 @@ export class Scheduler {
           const skip = (pass === "affine" && w.context.affinity === undefined) ||
             (pass === "overdue" && w.overtaken < MAX_OVERTAKEN);
           const live = skip ? [] : w.candidates.filter((c) => state.isRoutable(c.server.name, c.model.tag));
-          const ranking = rank(live, state, { ...w.context, random, defaultSlots: this.defaultSlots });
+          const ranking = rank(live, state, { ...w.context, random });
           const mayLoad = pass === "any";
           const go = ranking.room && (pass === "affine" ? ranking.affine : ranking.warm ||
             (mayLoad && this.#coldStartPays(ranking, this.#queue.depth(w.model), now() - w.enqueuedAt)));

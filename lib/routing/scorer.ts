@@ -1,12 +1,12 @@
 /**
  * @module The scorer: one number per candidate from what the servers are doing, highest first. A server
  * with a free slot always beats a full one (a full server queues invisibly); among those with room, the
- * server holding this conversation's prefix beats one that merely has the model loaded, which beats one that
- * must load it (seconds, and it unloads someone else's model; a server that never said what it holds counts
- * as holding it, so servers without /api/ps are shared by weight as before), and a cold server with spare memory beats one
- * that would have to evict. Ties are broken by a weighted random draw on weight × the share of slots free, so
- * the operator's weights still share the load and emptier servers get more of it. O(candidates), then a sort of
- * those few.
+ * server holding this conversation's prefix comes first; then, alike, every server where the request costs
+ * nobody anything: one that has the model loaded, one that never said what it holds, and one that can load it
+ * into spare memory (a load where there is room is paid once and adds the server's capacity to the model's);
+ * last, one that would have to unload another model. Within a tier the operator's weights decide, by a
+ * weighted random draw, so a higher weight receives more traffic as the spec promises. O(candidates), then a
+ * sort of those few.
  */
 import type { Candidate } from "./candidates.ts";
 import type { ServerState } from "./server_state.ts";
@@ -19,7 +19,7 @@ export interface Ranking {
   reason: RouteReason;
   /** Whether the first candidate has a free slot (else every candidate is full). */
   room: boolean;
-  /** Whether it has the model (or may have it): no load needed there. */
+  /** Whether sending it there costs nobody anything: the model is loaded (or may be), or memory is spare. */
   warm: boolean;
   /** Whether it is the server holding this conversation's prefix. */
   affine: boolean;
@@ -27,34 +27,30 @@ export interface Ranking {
   warmSlots: number;
 }
 
-/** Slots of a server: the operator's `--slots`, else what the server showed, else the default. */
-export function slotsOf(c: Candidate, state: ServerState, defaultSlots: number): number {
-  return c.server.slots ?? state.discoveredSlots(c.server.name) ?? defaultSlots;
-}
-
-export function freeSlots(c: Candidate, state: ServerState, defaultSlots: number): number {
-  return slotsOf(c, state, defaultSlots) - state.load(c.server.name);
+/** Slots of a server: the operator's `--slots`, else what the server showed, else what was learned. */
+export function slotsOf(c: Candidate, state: ServerState): number {
+  return state.slots(c.server.name, c.server.slots).slots;
 }
 
 /**
- * Emptier servers draw more often: the share of slots free, or for a server without a limit, fewer in
- * flight. Efraimidis–Spirakis key, mapped into (0, 1) by the caller so it orders within a tier, never across.
+ * Efraimidis–Spirakis key: the lowest draw wins, with the chance of each in proportion to its weight. Mapped
+ * into (0, 1) by the caller so it orders within a tier, never across. The weight alone decides, not how full
+ * a server is: a server's share of the traffic is then its share of the weights, whatever its speed.
  */
-function drawFor(weight: number, slots: number, load: number, random: () => number): number {
-  const share = Number.isFinite(slots) ? Math.max(slots - load, 1) / slots : 1 / (1 + load);
-  return -Math.log(1 - random()) / Math.max(weight * share, 1e-9);
+function drawFor(weight: number, random: () => number): number {
+  return -Math.log(1 - random()) / Math.max(weight, 1e-9);
 }
 
 export function rank(
   candidates: readonly Candidate[],
   state: ServerState,
-  options: { affinity?: string; random: () => number; defaultSlots: number },
+  options: { affinity?: string; random: () => number },
 ): Ranking {
   let warmSlots = 0;
   const alone = candidates.length === 1;
   const scored = candidates.map((c) => {
     const name = c.server.name;
-    const slots = slotsOf(c, state, options.defaultSlots);
+    const slots = slotsOf(c, state);
     const load = state.load(name);
     const free = slots - load;
     const loaded = state.hasLoaded(name, c.model.tag);
@@ -66,12 +62,12 @@ export function rank(
       else if (loaded) [tier, reason] = [3, "loaded"];
       // A server that does not say what it holds is not held against: the weights decide among those.
       else if (loaded === undefined) [tier, reason] = [3, "weighted"];
-      else tier = state.memoryFull(name) ? 1 : 2;
+      else tier = state.memoryFull(name) ? 1 : 3;
     }
     // A lone candidate has nothing to be ordered against, so it draws nothing.
-    const draw = alone ? 1 : drawFor(c.server.weight, slots, load, options.random);
+    const draw = alone ? 1 : drawFor(c.server.weight, options.random);
     return {
-      c: Number.isFinite(slots) ? { ...c, slots } : { ...c },
+      c: { ...c, slots },
       score: tier + 1 / (1 + draw),
       reason,
       free,

@@ -15,11 +15,19 @@ import { Breaker, type BreakerOptions, type Pass } from "./breaker.ts";
 import { LatencyRing, MinuteCounts } from "./load_window.ts";
 import type { ModelFacts } from "./model_facts.ts";
 import { canonicalModel } from "./canonical_model.ts";
+import { LearnedSlots, LEARNING, type LearningOptions } from "./learned_slots.ts";
 import { Residency } from "./residency.ts";
-import type { Health, Outcome, ProbeResult, ServerStatus, Unavailable } from "./server_status.ts";
+import type {
+  Health,
+  Outcome,
+  ProbeResult,
+  ServerStatus,
+  SlotsSource,
+  Unavailable,
+} from "./server_status.ts";
 
 export { canonicalModel };
-export type { Health, Outcome, ProbeResult, ServerStatus, Unavailable };
+export type { Health, Outcome, ProbeResult, ServerStatus, SlotsSource, Unavailable };
 
 /** One request in flight on one server; hand it back to `answered` / `finish`. */
 export interface Ticket {
@@ -33,6 +41,16 @@ export interface ServerStateOptions {
   latencySamples?: number;
   /** ...no older than this. */
   latencyMaxAgeMs?: number;
+  /** The admin's `--slots` of a server, if any: it overrides what is discovered or learned. */
+  declaredSlots?: (server: string) => number | undefined;
+  /** How the slots of a server that neither declares nor shows them are learned. */
+  learning?: Partial<LearningOptions>;
+}
+
+/** A server's slots as the scheduler uses them, and where the figure came from. */
+export interface Slots {
+  slots: number;
+  source: SlotsSource;
 }
 
 export type Listener = (server: string) => void;
@@ -57,11 +75,18 @@ class Entry {
   facts?: Map<string, ModelFacts>;
   reserved = 0;
   discoveredSlots?: number;
+  /** Requests ended there, ever: a request that ends while another waits for its first byte may have freed its slot. */
+  ended = 0;
   readonly residency = new Residency();
   /** Requests in flight per model. */
   readonly active = new Map<string, number>();
 
-  constructor(readonly name: string, readonly breaker: Breaker, readonly latency: LatencyRing) {}
+  constructor(
+    readonly name: string,
+    readonly breaker: Breaker,
+    readonly latency: LatencyRing,
+    readonly learned: LearnedSlots,
+  ) {}
 }
 
 class Admission implements Ticket {
@@ -72,7 +97,11 @@ class Admission implements Ticket {
     readonly entry: Entry,
     readonly startedAt: number,
     readonly pass: Pass,
-    readonly model?: string,
+    readonly model: string | undefined,
+    /** In flight there when it began, itself included; what had ended there by then; the model loaded then. */
+    readonly level: number,
+    readonly endedBefore: number,
+    readonly warm: boolean,
   ) {}
 }
 
@@ -81,8 +110,11 @@ export class ServerState {
   readonly #listeners = new Set<Listener>();
   readonly #now: () => number;
 
+  readonly #learnStart: number;
+
   constructor(readonly options: ServerStateOptions) {
     this.#now = options.now;
+    this.#learnStart = new LearnedSlots({ ...LEARNING, ...options.learning }).limit;
   }
 
   /**
@@ -96,12 +128,14 @@ export class ServerState {
     const pass = entry.breaker.admit();
     if (!pass) return this.#changed(entry);
     entry.inFlight++;
+    let warm = false;
     if (model !== undefined) {
+      warm = entry.residency.has(model) === true;
       entry.active.set(model, (entry.active.get(model) ?? 0) + 1);
       entry.residency.sent(model);
     }
     this.#changed(entry);
-    return new Admission(server, entry, this.#now(), pass, model);
+    return new Admission(server, entry, this.#now(), pass, model, entry.inFlight, entry.ended, warm);
   }
 
   /** Holds a slot for a request about to begin there, so nobody else takes it in between. */
@@ -125,8 +159,20 @@ export class ServerState {
     return this.#servers.get(server)?.residency.full ?? true;
   }
 
-  discoveredSlots(server: string): number | undefined {
-    return this.#servers.get(server)?.discoveredSlots;
+  /**
+   * The slots the scheduler counts for a server: the admin's `--slots` (`declared`, here or as the
+   * candidate's record says), else what the server showed (`discovered`), else what the gateway learned.
+   */
+  slots(server: string, declared: number | undefined): Slots {
+    if (declared !== undefined) return { slots: declared, source: "declared" };
+    const entry = this.#servers.get(server);
+    if (entry?.discoveredSlots !== undefined) return { slots: entry.discoveredSlots, source: "discovered" };
+    return { slots: entry?.learned.limit ?? this.#learnStart, source: "learned" };
+  }
+
+  #slotsView(server: string): { slots: number; slotsSource: SlotsSource } {
+    const { slots, source } = this.slots(server, this.options.declaredSlots?.(server));
+    return { slots, slotsSource: source };
   }
 
   /**
@@ -139,6 +185,7 @@ export class ServerState {
     t.answered = true;
     const now = this.#now();
     t.entry.latency.add(now, now - t.startedAt);
+    this.#learn(t, now);
     t.entry.breaker.success(t.pass);
     this.#changed(t.entry);
   }
@@ -159,10 +206,21 @@ export class ServerState {
     } else if (!t.answered) {
       if (outcome === "ok") {
         entry.latency.add(now, now - t.startedAt);
+        this.#learn(t, now);
         entry.breaker.success(pass);
       } else entry.breaker.release(pass);
     }
+    entry.ended++;
     this.#changed(entry);
+  }
+
+  #learn(t: Admission, now: number): void {
+    t.entry.learned.observe({
+      level: t.level,
+      ms: now - t.startedAt,
+      othersEnded: t.entry.ended > t.endedBefore,
+      warm: t.warm,
+    }, now);
   }
 
   probed(server: string, result: ProbeResult): void {
@@ -236,6 +294,7 @@ export class ServerState {
           reserved: e.reserved,
           residentModels: e.residency.list(),
           discoveredSlots: e.discoveredSlots,
+          ...this.#slotsView(e.name),
         };
       });
   }
@@ -264,6 +323,7 @@ export class ServerState {
         server,
         new Breaker({ ...o.breaker, now: this.#now }),
         new LatencyRing(o.latencySamples ?? 256, o.latencyMaxAgeMs ?? 300_000),
+        new LearnedSlots({ ...LEARNING, ...o.learning }),
       );
       this.#servers.set(server, entry);
     }

@@ -187,6 +187,8 @@ Deno.test("server state: status is plain JSON", () => {
     lastProbeAt: clock.t,
     models: ["m1"],
     reserved: 0,
+    slots: 4,
+    slotsSource: "learned",
   });
   status[1].models!.push("mutated");
   assert.deepEqual(state.status()[1].models, ["m1"], "status is a copy");

@@ -34,6 +34,9 @@ export interface ProbeResult {
   facts?: ReadonlyMap<string, ModelFacts>;
 }
 
+/** The admin's `--slots`; what the server showed (vLLM's running while others waited); learned by the gateway. */
+export type SlotsSource = "declared" | "discovered" | "learned";
+
 /** One server's state as plain JSON; times are epoch milliseconds. */
 export interface ServerStatus {
   name: string;
@@ -59,4 +62,7 @@ export interface ServerStatus {
   residentModels?: string[];
   /** Parallel requests the server showed it takes (running while others waited), where it did. */
   discoveredSlots?: number;
+  /** The parallel requests the scheduler allows it, and where that figure came from. */
+  slots: number;
+  slotsSource: SlotsSource;
 }

@@ -2,6 +2,13 @@
  * A scriptable fake Ollama server on 127.0.0.1 for tests: a real HTTP server that records what it received
  * and answers /api/chat (streamed or not), /api/tags, /api/ps and /api/version, with fault modes. It can stop
  * listening and listen again on the same port, so a test can take a backend away and bring it back.
+ *
+ * By default it behaves as an Ollama does: /api/ps lists nothing until a model was asked for and then lists
+ * what it holds (a chat with `keep_alive: 0` unloads its model afterwards); a model it does not carry gets
+ * Ollama's 404; `num_predict` cuts the answer (done_reason "length") and `num_ctx` the prompt's count; with
+ * `slots` set it runs that many chats at once and queues the rest in arrival order, as OLLAMA_NUM_PARALLEL
+ * does. Tests that need something else ask for it (`loaded` fixes what /api/ps says, `psMissing` makes it 404
+ * as a server without it would).
  */
 
 import type { FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_backend.ts";
@@ -29,8 +36,18 @@ function modelEntry(name: string) {
 }
 
 export class FakeOllama extends FakeBackendBase {
-  /** The models /api/ps lists as loaded; when unset /api/ps answers 404, as a server without it would. */
+  /** When set, what /api/ps lists, whatever was served. */
   loaded?: string[];
+  /** /api/ps answers 404, as a server without it would. */
+  psMissing = false;
+  /** Chats run at once; the rest wait in arrival order. Unset: no limit. */
+  slots?: number;
+  /** Models held in memory, least recently used first, as /api/ps tells them by default. */
+  readonly resident = new Set<string>();
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
+  /** Most chats ever running at once. */
+  peakRunning = 0;
 
   private constructor(name: string) {
     super(name, "/api/chat");
@@ -45,7 +62,95 @@ export class FakeOllama extends FakeBackendBase {
     if (path !== "/api/chat") return Response.json({ error: "not found" }, { status: 404 });
     const body = await req.json();
     this.record(path, req, body);
-    return this.#chat(body, req.signal);
+    if ((this.mode === "ok" || this.mode === "text-only") && !this.#carries(String(body.model))) {
+      return Response.json({ error: `model '${body.model}' not found` }, { status: 404 });
+    }
+    if (!await this.#slot(req.signal)) return new Response(null, { status: 499 });
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.#release();
+      this.#loadedAfter(body);
+    };
+    try {
+      this.#loadedAfter(body, true);
+      const res = await this.#chat(body, req.signal);
+      if (!res.body || !res.ok) {
+        release();
+        return res;
+      }
+      // The slot is held until the answer's last byte is taken or the client leaves.
+      const reader = res.body.getReader();
+      const held = new ReadableStream<Uint8Array>({
+        pull: async (controller) => {
+          const { done, value } = await reader.read().catch((error) => {
+            release();
+            throw error;
+          });
+          if (done) {
+            release();
+            controller.close();
+          } else controller.enqueue(value);
+        },
+        cancel: (reason) => {
+          release();
+          return reader.cancel(reason);
+        },
+      }, { highWaterMark: 0 });
+      return new Response(held, { status: res.status, headers: res.headers });
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** As Ollama matches names: `m1` is `m1:latest`. */
+  #carries(model: string): boolean {
+    const full = (name: string) => name.includes(":") ? name : `${name}:latest`;
+    return this.models.some((m) => full(m) === full(model));
+  }
+
+  /** Waits for a free slot (or none, without a limit); false when the client left while waiting. */
+  #slot(signal: AbortSignal): Promise<boolean> {
+    if (this.slots === undefined || (this.#running < this.slots && !this.#waiting.length)) {
+      this.#took();
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const go = () => {
+        signal.removeEventListener("abort", leave);
+        this.#took();
+        resolve(true);
+      };
+      const leave = () => {
+        const i = this.#waiting.indexOf(go);
+        if (i >= 0) this.#waiting.splice(i, 1);
+        resolve(false);
+      };
+      signal.addEventListener("abort", leave, { once: true });
+      this.#waiting.push(go);
+    });
+  }
+
+  #took(): void {
+    this.#running++;
+    this.peakRunning = Math.max(this.peakRunning, this.#running);
+  }
+
+  #release(): void {
+    this.#running--;
+    this.#waiting.shift()?.();
+  }
+
+  /** A model asked for is loaded from then on; `keep_alive: 0` unloads it once its answer is done. */
+  #loadedAfter(body: Record<string, unknown>, starting = false): void {
+    const model = String(body.model);
+    if (!this.#carries(model)) return;
+    if (starting) {
+      this.resident.delete(model);
+      this.resident.add(model);
+    } else if (body.keep_alive === 0 || body.keep_alive === "0") this.resident.delete(model);
   }
 
   #probe(path: string, req: Request): Response | Promise<Response> {
@@ -53,9 +158,9 @@ export class FakeOllama extends FakeBackendBase {
     if (this.probeFault === "error") return Response.json({ error: "internal error" }, { status: 500 });
     if (path === "/api/version") return Response.json({ version: "0.33.0" });
     if (path === "/api/tags") return Response.json({ models: this.models.map(modelEntry) });
-    if (!this.loaded) return Response.json({ error: "not found" }, { status: 404 });
+    if (this.psMissing) return Response.json({ error: "not found" }, { status: 404 });
     return Response.json({
-      models: this.loaded.map((name) => ({
+      models: (this.loaded ?? [...this.resident]).map((name) => ({
         ...modelEntry(name),
         expires_at: "2026-01-01T00:05:00Z",
         size_vram: 2_019_393_189,
@@ -84,7 +189,8 @@ export class FakeOllama extends FakeBackendBase {
           });
         }
     }
-    const r = this.reply(body);
+    const options = (body.options ?? {}) as Record<string, unknown>;
+    const r = this.#limited(this.reply(body), options.num_predict);
     const content = r.content ?? "";
     const message: Record<string, unknown> = { role: "assistant", content };
     if (r.thinking) message.thinking = r.thinking;
@@ -101,11 +207,28 @@ export class FakeOllama extends FakeBackendBase {
       done: true,
       done_reason: r.doneReason ?? "stop",
       total_duration: 1_000_000,
-      prompt_eval_count: r.promptTokens ?? messages.reduce((n, m) => n + words(m.content ?? ""), 0),
+      prompt_eval_count: this.#promptCount(
+        r.promptTokens ?? messages.reduce((n, m) => n + words(m.content ?? ""), 0),
+        options.num_ctx,
+      ),
       eval_count: r.completionTokens ?? words(content),
     };
     if (body.stream === false) return Response.json(final);
     return this.#stream(final, r);
+  }
+
+  /** `num_predict` as Ollama honours it: the answer stops at that many tokens, with done_reason "length". */
+  #limited(r: ScriptedReply, numPredict: unknown): ScriptedReply {
+    if (typeof numPredict !== "number" || numPredict < 0) return r;
+    const parts = pieces(r.content ?? "");
+    if (parts.length <= numPredict) return r;
+    const content = parts.slice(0, numPredict).join("");
+    return { ...r, content, doneReason: "length", completionTokens: numPredict };
+  }
+
+  /** Ollama evaluates at most `num_ctx` tokens of a prompt (it drops the oldest). */
+  #promptCount(count: number, numCtx: unknown): number {
+    return typeof numCtx === "number" && numCtx > 0 ? Math.min(count, numCtx) : count;
   }
 
   /** Streams the answer as Ollama does: thinking, then content word by word, tool calls, and a final done line. */
