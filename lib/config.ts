@@ -97,6 +97,11 @@ const ConfigSchema = z.object({
   GATEWAY_QUEUE_PRIORITY_STEP_MS: positiveInt(5_000),
   /** How long a conversation keeps going to the server that served its last turn. */
   GATEWAY_AFFINITY_TTL_MS: positiveInt(600_000),
+  /**
+   * Output reserved against a token quota for a request that names no `max_tokens` on a key without
+   * `--max-predict`; the request is then asked for at most that many tokens.
+   */
+  GATEWAY_QUOTA_OUTPUT_TOKENS: positiveInt(4096),
 });
 
 export interface Config {
@@ -138,6 +143,8 @@ export interface Config {
   queueMax: number;
   queuePriorityStepMs: number;
   affinityTtlMs: number;
+  /** Output reserved for a request on a token quota that bounds its output nowhere. */
+  quotaOutputTokens: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -180,6 +187,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     queueMax: e.GATEWAY_QUEUE_MAX,
     queuePriorityStepMs: e.GATEWAY_QUEUE_PRIORITY_STEP_MS,
     affinityTtlMs: e.GATEWAY_AFFINITY_TTL_MS,
+    quotaOutputTokens: e.GATEWAY_QUOTA_OUTPUT_TOKENS,
   };
 }
 

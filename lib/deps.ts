@@ -52,6 +52,8 @@ export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, on
     trustProxy: config.trustProxy,
     totals,
     users: () => view.snapshot.users,
+    written: () => usage.durable(),
+    defaultOutput: config.quotaOutputTokens,
   });
   return { usage, policy };
 }
@@ -115,6 +117,7 @@ export async function closeDeps(deps: Deps): Promise<void> {
   deps.view.close();
   deps.scheduler.close();
   await deps.prober?.stop();
-  await deps.policy.close();
+  // The ledger's last flush first: then the policy's holdings in the store have no billed tokens left to keep.
   if (deps.usage instanceof UsageLedger) await deps.usage.close();
+  await deps.policy.close();
 }

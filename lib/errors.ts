@@ -16,6 +16,7 @@ export type ErrorCode =
   | "unsupported_media_type"
   | "rate_limited"
   | "quota_exceeded"
+  | "concurrency_limit"
   | "bad_gateway"
   | "no_healthy_server"
   | "image_not_supported"
@@ -160,6 +161,21 @@ export class QuotaExceeded extends GatewayError {
   }
   override headers(): Record<string, string> {
     return { "Retry-After": String(secondsUntil(this.resetAt, this.now)) };
+  }
+}
+
+/** The key or its user already has as many requests in progress as it may (`--max-concurrent`). */
+export class ConcurrencyLimited extends GatewayError {
+  constructor(owner: string, readonly limit: number) {
+    super(
+      429,
+      "concurrency_limit",
+      `${owner} already has ${limit} request(s) in progress, its limit; try again when one has ended`,
+    );
+  }
+  override headers(): Record<string, string> {
+    // When a request ends is not known; a second is about the shortest answer worth waiting for.
+    return { "Retry-After": "1" };
   }
 }
 

@@ -91,6 +91,9 @@ export async function runChat(
     admitted = policy instanceof Promise ? await policy : policy;
     const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config)), key);
     account.noteRequest(shaped);
+    // What the request can cost is held against the quotas, and settled by its account however it ends.
+    const held = deps.policy.reserve(key, shaped, account.startedAt);
+    account.hold = held instanceof Promise ? await held : held;
     const placed = deps.scheduler.place(
       key.model,
       routableCandidates(deps.view.snapshot, key, deps.servers),

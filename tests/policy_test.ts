@@ -74,12 +74,15 @@ async function metered(now: () => number) {
   return s;
 }
 
-Deno.test("daily quota: the request that reaches the cap is served, the next is refused until midnight UTC", async () => {
+Deno.test("daily quota: each request is asked for at most what the cap leaves; once used up, 429 until midnight UTC", async () => {
   const t = clock("2026-11-22T23:58:00Z");
   await using s = await metered(t.now);
   const secret = await s.gw.key({ dailyTokens: 100 });
   assert.equal(await status(await s.gw.post(A, secret, { messages: USER_HELLO })), 200);
   assert.equal(await status(await s.gw.post(B, secret, { messages: USER_HELLO })), 200, "60 < 100");
+  // "hello there" is estimated at 10 prompt tokens; this fake bills 60 whatever it is asked for.
+  const asked = s.fake().chats.map((c) => (c.body.options as { num_predict?: number }).num_predict);
+  assert.deepEqual(asked, [90, 30], "the output ceiling is what the cap leaves beside the prompt");
   const refused = await s.gw.post(A, secret, { messages: USER_HELLO });
   assert.equal(refused.status, 429);
   const { error } = await refused.json();
@@ -147,13 +150,13 @@ Deno.test("tokens of a stream that broke midway count against the quota", async 
   await using s = await metered(t.now);
   s.fake().reply = () => ({ content: "x".repeat(400) + " tail" });
   s.fake().streamFault = { after: 2, kind: "crash" };
-  const secret = await s.gw.key({ dailyTokens: 10 });
+  const secret = await s.gw.key({ dailyTokens: 50 });
   const res = await s.gw.post(A, secret, { messages: USER_HELLO, stream: true });
   assert.equal(res.status, 200);
   await res.text();
   const partial = s.gw.usage.at(-1)!;
   assert.equal(partial.status, "partial");
-  assert.ok(partial.promptTokens + partial.completionTokens >= 10, "the estimate reached the cap");
+  assert.ok(partial.promptTokens + partial.completionTokens >= 50, "the estimate reached the cap");
   assert.equal(await status(await s.gw.post(A, secret, { messages: USER_HELLO })), 429);
 });
 

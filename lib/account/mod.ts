@@ -23,6 +23,11 @@ const NO_TOKENS: Tokens = { promptTokens: 0, completionTokens: 0, tokenSource: "
 
 const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0;
 
+/** What the policy reserved for the request, settled to the tokens billed when the request ends. */
+export interface Reservation {
+  settle(billed: number): void;
+}
+
 /** Sees each record too, in the same turn it is reported; told when taking a record failed. */
 export interface AccountObserver {
   observe(record: UsageRecord): void;
@@ -32,6 +37,8 @@ export interface AccountObserver {
 export class RequestAccount {
   key?: KeyRecord;
   server?: string;
+  /** Settled in the same turn as the record is taken, whichever way the request ends. */
+  hold?: Reservation;
   #stream = false;
   #promptChars = 0;
   #written = false;
@@ -130,7 +137,18 @@ export class RequestAccount {
     if (errorCode !== undefined) record.errorCode = errorCode;
     if (ttfb !== undefined) record.ttfbMs = Math.round(ttfb * 1000) / 1000;
     this.#take("ledger", () => this.sink.record(record));
+    // After the record: the holdings let go of billed tokens once the ledger wrote what was taken before.
+    if (this.hold) this.#settle(this.hold, tokens.promptTokens + tokens.completionTokens);
     if (this.observer) this.#take("metrics", () => this.observer!.observe(record));
+  }
+
+  #settle(hold: Reservation, billed: number): void {
+    try {
+      hold.settle(billed);
+    } catch (error) {
+      // The reservation's lease ends it in the store; the answer stands.
+      console.error("gateway: settling the quota reservation failed:", error);
+    }
   }
 
   #take(stage: "ledger" | "metrics", take: () => void): void {

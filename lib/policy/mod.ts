@@ -1,18 +1,25 @@
 /**
  * @module Policy: what an authenticated key may do right now. The checks run in the spec's order (expiry,
  * IP, referrer domain, rate limit, quotas), cheapest first, so a request refused for where it came from never
- * spends a rate-limit slot. Knows keys, users and the store's counters; nothing of request bodies or backends.
+ * spends a rate-limit slot. `admit` decides all that can be decided before the body is read; `reserve`, once
+ * the request is shaped, holds what it can cost against the token quotas and takes its place under the
+ * concurrency limits (`reservations.ts`). Knows keys, users and the store's counters; of a request only what
+ * it can cost, nothing of backends.
  */
 import { KeyExpired, RateLimited, rateLimitHeaders } from "../errors.ts";
+import type { ChatRequest } from "../chat/types.ts";
 import type { KeyRecord, UserRecord } from "../store/records.ts";
 import type { LiveTotals } from "../usage/live_totals.ts";
 import { checkDomain, checkIp } from "./allow_lists.ts";
 import { clientAddress } from "./client_address.ts";
 import { RangeList } from "./ip_address.ts";
-import { QuotaCheck } from "./quotas.ts";
+import { limitsOf, QuotaCheck } from "./quotas.ts";
 import { type RateDecision, RateLimiter } from "./rate_limit.ts";
+import { type Hold, Reservations } from "./reservations.ts";
+import { askedOutput, promptEstimate } from "./token_bounds.ts";
 
 export { parseAddress, parseRange } from "./ip_address.ts";
+export type { Hold } from "./reservations.ts";
 
 export interface PolicyOptions {
   kv: Deno.Kv;
@@ -21,8 +28,12 @@ export interface PolicyOptions {
   totals: LiveTotals;
   /** The current user records, by name. */
   users: () => ReadonlyMap<string, UserRecord>;
-  /** How old a total far from its cap may be before it is read again in the background, ms. */
-  quotaRefreshMs?: number;
+  /** Resolves once every usage record taken so far is in the token counters (the ledger's `durable`). */
+  written: () => Promise<void>;
+  /** Output reserved for a request on a token quota that bounds its output nowhere (GATEWAY_QUOTA_OUTPUT_TOKENS). */
+  defaultOutput: number;
+  /** Lease of this process's holdings in the store, ms (default 30 s). */
+  leaseMs?: number;
 }
 
 /** What the caller presented besides its key. */
@@ -38,11 +49,18 @@ export class Policy {
   readonly #trusted: RangeList;
   readonly #rate: RateLimiter;
   readonly #quotas: QuotaCheck;
+  readonly #reservations: Reservations;
 
   constructor(private readonly options: PolicyOptions) {
     this.#trusted = RangeList.strict(options.trustProxy);
     this.#rate = new RateLimiter(options.kv);
-    this.#quotas = new QuotaCheck(options.totals, options.quotaRefreshMs);
+    this.#quotas = new QuotaCheck(options.totals);
+    this.#reservations = new Reservations({
+      kv: options.kv,
+      written: options.written,
+      defaultOutput: options.defaultOutput,
+      leaseMs: options.leaseMs,
+    });
   }
 
   /**
@@ -69,9 +87,29 @@ export class Policy {
   }
 
   #enforceQuotas(key: KeyRecord, now: number, headers: Record<string, string>) {
-    const user = key.user === undefined ? undefined : this.options.users().get(key.user);
-    const enforced = this.#quotas.enforce(key, user, now);
-    return enforced ? enforced.then(() => headers) : headers;
+    this.#quotas.enforce(key, this.#userOf(key), now);
+    return headers;
+  }
+
+  #userOf(key: KeyRecord): UserRecord | undefined {
+    return key.user === undefined ? undefined : this.options.users().get(key.user);
+  }
+
+  /**
+   * Reserves what the shaped request can cost against the token quotas of the key and its user, and takes
+   * its place under their concurrency limits; throws the refusal (429, or 503 when the store cannot tell).
+   * Where a quota bounds the request's output, the request's `numPredict` is lowered to what was reserved.
+   * Undefined at once for a key and user without such limits; otherwise the hold its account settles.
+   */
+  reserve(key: KeyRecord, request: ChatRequest, now: number): Hold | undefined | Promise<Hold> {
+    const limits = limitsOf(key, this.#userOf(key), now);
+    if (limits.owners.length === 0) return undefined;
+    const prompt = limits.caps.length ? promptEstimate(request) : 0;
+    const asked = { limits, now, prompt, output: askedOutput(request, key) };
+    return this.#reservations.reserve(key.id, asked).then((hold) => {
+      if (hold.output !== undefined) request.options.numPredict = hold.output;
+      return hold;
+    });
   }
 
   /**
@@ -86,7 +124,8 @@ export class Policy {
     checkDomain(key, caller.headers);
   }
 
+  /** Takes this process's holdings out of the store; after the ledger's last flush. */
   async close(): Promise<void> {
-    await this.#quotas.close();
+    await this.#reservations.close();
   }
 }

@@ -1,16 +1,15 @@
 /**
- * @module Token quotas: daily, weekly and monthly caps per key and per owning user, over UTC calendar periods.
- * A request is refused once a cap is reached; the tokens of a request are known only when it ends, so the
- * request that crosses a cap is served and the next one is refused.
+ * @module The limits a key's requests meet: daily, weekly and monthly token caps over UTC calendar periods,
+ * and requests in progress at once, each for the key and for its owning user. Made once per key record, user
+ * record and day, since records are replaced, never changed, when an admin edits them.
  *
- * Totals come from `LiveTotals` (exact for this process at every instant). When they are read from the
- * store: always before the first check of a counter; on every check once a total is within 10% of its cap,
- * so near the edge other processes' tokens are seen as soon as their ledger wrote them; otherwise in the
- * background when the value is older than `refreshMs`, so a request far from its caps never waits on the
- * store.
+ * Holding them under concurrency is the reservations' work (`reservations.ts`). Here is the one check that
+ * needs no store: a cap whose settled total this process already knows to have reached it (its own ledger's
+ * commits tell it, `LiveTotals`) refuses at once, before the body is read. A settled total only grows within
+ * its period, so what is known of it is never too high.
  */
-import { QuotaExceeded, StoreUnavailable } from "../errors.ts";
-import type { KeyRecord, TokenQuotas, UserRecord } from "../store/records.ts";
+import { QuotaExceeded } from "../errors.ts";
+import type { KeyRecord, OwnerLimits, UserRecord } from "../store/records.ts";
 import {
   labelsOf,
   PERIOD_NAMES,
@@ -18,126 +17,146 @@ import {
   type PeriodKeys,
   type PeriodName,
   tokenCounterKey,
+  type TotalsScope,
 } from "../usage/mod.ts";
-import type { LiveTotals, Total } from "../usage/live_totals.ts";
+import type { LiveTotals } from "../usage/live_totals.ts";
+import { holdingsKey } from "./holdings.ts";
 
 const CAP_FIELD = {
   day: "dailyTokens",
   week: "weeklyTokens",
   month: "monthlyTokens",
-} as const satisfies Record<
-  PeriodName,
-  keyof TokenQuotas
->;
+} as const satisfies Record<PeriodName, keyof OwnerLimits>;
 const PERIOD_WORD: Record<PeriodName, string> = { day: "Daily", week: "Weekly", month: "Monthly" };
-const NEAR_CAP = 0.1;
 
-interface Cap {
+export interface Cap {
   period: PeriodName;
   cap: number;
   counter: Deno.KvKey;
+  /** The owner as a refusal names it: `this API key`, `user "ana"`. */
   owner: string;
 }
 
-export class QuotaCheck {
-  readonly #refreshing = new Set<Promise<void>>();
-
-  constructor(private readonly totals: LiveTotals, private readonly refreshMs = 250) {}
-
-  /**
-   * Throws `QuotaExceeded` when a cap of the key or of its user is already reached at `now`. Decided at once
-   * from the totals held; a promise only when one must be read from the store first.
-   */
-  enforce(key: KeyRecord, user: UserRecord | undefined, now: number): void | Promise<void> {
-    const { caps, counters } = capsOf(key, user, now);
-    if (caps.length === 0) return;
-    const seen = this.totals.peek(counters);
-    const urgent = caps.filter((c, i) => mustRead(c, seen[i]));
-    if (urgent.length) return this.#enforceAfterRead(caps, counters, seen, urgent, now);
-    const stale = caps.filter((_, i) => seen[i].ageMs > this.refreshMs);
-    if (stale.length) this.#refresh(stale.map((c) => c.counter));
-    check(caps, seen, now);
-  }
-
-  async #enforceAfterRead(caps: Cap[], counters: Deno.KvKey[], seen: Total[], urgent: Cap[], now: number) {
-    try {
-      await this.totals.read(urgent.map((c) => c.counter));
-    } catch (error) {
-      // A value known earlier still bounds the total from below; with none there is nothing to check.
-      if (seen.some((t) => t.ageMs === Infinity)) {
-        console.error("gateway: token quotas: store failure:", error);
-        throw new StoreUnavailable("token quotas", error);
-      }
-    }
-    check(caps, this.totals.peek(counters), now);
-  }
-
-  #refresh(counters: Deno.KvKey[]): void {
-    const done = this.totals.read(counters).catch(() => {
-      // The next check tries again; until then the last known totals stand.
-    }).finally(() => this.#refreshing.delete(done));
-    this.#refreshing.add(done);
-  }
-
-  /** Waits for background reads, so the store can be closed under them. */
-  async close(): Promise<void> {
-    await Promise.all(this.#refreshing);
-  }
+/** What one owner (the key, or its user) limits. */
+export interface OwnerLimit {
+  scope: TotalsScope;
+  id: string;
+  /** Where every process's holdings of this owner are. */
+  holdings: Deno.KvKey;
+  /** The owner as a refusal begins with it: `This API key`, `User "ana"`. */
+  title: string;
+  caps: Cap[];
+  maxConcurrent?: number;
 }
 
-/** Throws `QuotaExceeded` for the cap that lifts last, when any is reached. */
-function check(caps: Cap[], seen: Total[], now: number): void {
-  const reached = caps.filter((c, i) => seen[i].tokens >= c.cap);
-  if (reached.length === 0) return;
-  // The cap that lifts last is the one that decides when the caller may come back.
-  const ends = periodEnds(new Date(now));
-  const binding = reached.reduce((a, b) => Date.parse(ends[b.period]) > Date.parse(ends[a.period]) ? b : a);
-  const used = seen[caps.indexOf(binding)].tokens;
-  const resetAt = ends[binding.period];
-  throw new QuotaExceeded(
-    `${
-      PERIOD_WORD[binding.period]
-    } token quota of ${binding.owner} is used up (${used} of ${binding.cap} tokens); ` +
-      `it resets at ${resetAt}`,
-    Date.parse(resetAt),
+export interface KeyLimits {
+  /** The period labels of the day the limits were made on. */
+  labels: PeriodKeys;
+  user: UserRecord | undefined;
+  /** The owners with any limit; none for a key that may do anything any time. */
+  owners: OwnerLimit[];
+  caps: Cap[];
+  counters: Deno.KvKey[];
+  /** Requests with the same signature meet the same owners on the same day: one store read decides them. */
+  signature: string;
+}
+
+const limitsMemo = new WeakMap<KeyRecord, KeyLimits>();
+
+export function limitsOf(key: KeyRecord, user: UserRecord | undefined, now: number): KeyLimits {
+  // One object per day, so its identity tells whether the memo is of today.
+  const labels = labelsOf(now);
+  const known = limitsMemo.get(key);
+  if (known?.labels === labels && known.user === user) return known;
+  const owners: OwnerLimit[] = [];
+  const add = (limits: OwnerLimits, scope: TotalsScope, id: string, owner: string, title: string) => {
+    const caps: Cap[] = [];
+    for (const period of PERIOD_NAMES) {
+      const cap = limits[CAP_FIELD[period]];
+      if (cap !== undefined) {
+        caps.push({ period, cap, counter: tokenCounterKey(scope, id, labels[period]), owner });
+      }
+    }
+    if (caps.length === 0 && limits.maxConcurrent === undefined) return;
+    owners.push({
+      scope,
+      id,
+      holdings: holdingsKey(scope, id),
+      title,
+      caps,
+      maxConcurrent: limits.maxConcurrent,
+    });
+  };
+  add(key, "key", key.id, "this API key", "This API key");
+  if (user) add(user, "user", user.name, `user "${user.name}"`, `User "${user.name}"`);
+  const caps = owners.flatMap((o) => o.caps);
+  const made: KeyLimits = {
+    labels,
+    user,
+    owners,
+    caps,
+    counters: caps.map((c) => c.counter),
+    signature: `${owners.map((o) => `${o.scope}:${o.id}`).join("\u0000")}\u0000${labels.day}`,
+  };
+  limitsMemo.set(key, made);
+  return made;
+}
+
+/** When a cap's period ends, ms since the epoch, and the ISO text a refusal shows. */
+export function resetOf(cap: Cap, now: number): { at: number; text: string } {
+  const text = periodEnds(new Date(now))[cap.period];
+  return { at: Date.parse(text), text };
+}
+
+/** Of several caps, the one whose period ends last: waiting for an earlier one would not help. */
+export function liftsLast<T extends { cap: Cap }>(rows: T[], now: number): T {
+  return rows.reduce((a, b) => resetOf(b.cap, now).at > resetOf(a.cap, now).at ? b : a);
+}
+
+/** The refusal of a cap whose settled total reached it. */
+export function usedUp(cap: Cap, used: number, now: number): QuotaExceeded {
+  const reset = resetOf(cap, now);
+  return new QuotaExceeded(
+    `${PERIOD_WORD[cap.period]} token quota of ${cap.owner} is used up (${used} of ${cap.cap} tokens); ` +
+      `it resets at ${reset.text}`,
+    reset.at,
     now,
   );
 }
 
-function mustRead(cap: Cap, total: Total): boolean {
-  return total.ageMs === Infinity || cap.cap - total.tokens <= cap.cap * NEAR_CAP;
-}
-
-interface KeyCaps {
-  /** The period labels of the day the caps were made on. */
-  labels: PeriodKeys;
-  user: UserRecord | undefined;
-  caps: Cap[];
-  counters: Deno.KvKey[];
-}
-
 /**
- * The caps of a key, made once per key record, user record and day: records are replaced, never changed, when
- * an admin edits them, so a record seen again has the same caps.
+ * The refusal of a cap with too little left for a request's prompt once the requests in progress are counted.
+ * When those hold part of it, it may be back as soon as one ends, so that is when to try again.
  */
-const capsMemo = new WeakMap<KeyRecord, KeyCaps>();
+export function tooLittleLeft(
+  cap: Cap,
+  left: number,
+  inProgress: number,
+  prompt: number,
+  now: number,
+): QuotaExceeded {
+  const reset = resetOf(cap, now);
+  const held = inProgress > 0 ? ` (requests in progress hold ${inProgress})` : "";
+  return new QuotaExceeded(
+    `${PERIOD_WORD[cap.period]} token quota of ${cap.owner} has ${Math.max(0, left)} of ${cap.cap} tokens ` +
+      `left${held}, too few for this request, whose prompt alone is about ${prompt} tokens; ` +
+      `it resets at ${reset.text}`,
+    inProgress > 0 ? now + 1000 : reset.at,
+    now,
+  );
+}
 
-function capsOf(key: KeyRecord, user: UserRecord | undefined, now: number): KeyCaps {
-  // One object per day, so its identity tells whether the memo is of today.
-  const labels = labelsOf(now);
-  const known = capsMemo.get(key);
-  if (known?.labels === labels && known.user === user) return known;
-  const caps: Cap[] = [];
-  const add = (quotas: TokenQuotas, scope: "key" | "user", id: string, owner: string) => {
-    for (const period of PERIOD_NAMES) {
-      const cap = quotas[CAP_FIELD[period]];
-      if (cap === undefined) continue;
-      caps.push({ period, cap, counter: tokenCounterKey(scope, id, labels[period]), owner });
-    }
-  };
-  add(key, "key", key.id, "this API key");
-  if (user) add(user, "user", user.name, `user "${user.name}"`);
-  const made = { labels, user, caps, counters: caps.map((c) => c.counter) };
-  capsMemo.set(key, made);
-  return made;
+export class QuotaCheck {
+  constructor(private readonly totals: LiveTotals) {}
+
+  /** Throws `QuotaExceeded` when a cap of the key or of its user is known to be reached at `now`. */
+  enforce(key: KeyRecord, user: UserRecord | undefined, now: number): void {
+    const { caps, counters } = limitsOf(key, user, now);
+    if (caps.length === 0) return;
+    const seen = this.totals.peek(counters);
+    const reached = caps.map((cap, i) => ({ cap, used: seen[i].tokens })).filter((r) => r.used >= r.cap.cap);
+    if (reached.length === 0) return;
+    const binding = liftsLast(reached, now);
+    throw usedUp(binding.cap, binding.used, now);
+  }
 }

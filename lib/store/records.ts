@@ -42,13 +42,19 @@ export interface TokenQuotas {
   monthlyTokens?: number;
 }
 
-export interface UserRecord extends TokenQuotas {
+/** What a key and its user each may hold at once: tokens per period, and requests in progress. */
+export interface OwnerLimits extends TokenQuotas {
+  /** Requests in progress at once, over every gateway process on the store; absent means no limit. */
+  maxConcurrent?: number;
+}
+
+export interface UserRecord extends OwnerLimits {
   name: string;
   createdAt: string;
   updatedAt: string;
 }
 
-export interface KeyPolicy extends TokenQuotas {
+export interface KeyPolicy extends OwnerLimits {
   model: string;
   name?: string;
   cluster?: string;

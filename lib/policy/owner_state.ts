@@ -1,0 +1,81 @@
+/**
+ * @module This process's part of one owner's holdings, exact in memory: the requests it admitted that are
+ * still running, each with the tokens it reserved, and the tokens billed to requests that ended whose usage
+ * records may not be in the token counters yet. The share it publishes is made from this, and its own
+ * admissions count this rather than the stored share, which may be behind.
+ */
+import type { PeriodKeys, PeriodName } from "../usage/mod.ts";
+import type { Share } from "./holdings.ts";
+
+export interface Part {
+  labels: PeriodKeys;
+  tokens: number;
+}
+
+export interface Billed extends Part {
+  /**
+   * The reservations' sequence number at which the ledger was known to have written the record, once it
+   * was: a store read begun after it sees these tokens in the counters, one begun before may not.
+   */
+  writtenAt?: number;
+}
+
+/** What this process holds in one period, as a store read begun at a given sequence number must add it. */
+export interface Mine {
+  /** Tokens reserved by requests in progress. */
+  reserved: number;
+  /** Tokens billed that the read may not find in the counters. */
+  billed: number;
+}
+
+export class OwnerState {
+  /** Requests in progress, each with what it reserved here (nothing, where this owner caps no tokens). */
+  readonly live = new Map<object, Part>();
+  billed: Billed[] = [];
+  /** Asks waiting for a decision on this owner: while there are any, the state must not be forgotten. */
+  asking = 0;
+  /** A change the store does not show yet. */
+  dirty = false;
+  publishing?: Promise<void>;
+
+  constructor(readonly key: Deno.KvKey) {}
+
+  mine(period: PeriodName, labels: PeriodKeys, readAt: number): Mine {
+    const label = labels[period];
+    const held: Mine = { reserved: 0, billed: 0 };
+    for (const part of this.live.values()) if (part.labels[period] === label) held.reserved += part.tokens;
+    for (const b of this.billed) {
+      if (b.labels[period] === label && (b.writtenAt === undefined || b.writtenAt > readAt)) {
+        held.billed += b.tokens;
+      }
+    }
+    return held;
+  }
+
+  /**
+   * The share to publish, leased until `until`; undefined when nothing is held. Billed tokens the ledger
+   * wrote are left out: the commit publishing this comes after that write, so a reader finds them counted.
+   */
+  share(until: number): Share | undefined {
+    const tokens: Record<string, number> = {};
+    const add = ({ labels, tokens: n }: Part) => {
+      if (n > 0) tokens[labels.day] = (tokens[labels.day] ?? 0) + n;
+    };
+    for (const part of this.live.values()) add(part);
+    for (const b of this.billed) if (b.writtenAt === undefined) add(b);
+    if (this.live.size === 0 && Object.keys(tokens).length === 0) return undefined;
+    return { until, inflight: this.live.size, tokens };
+  }
+
+  /** Forgets billed tokens that no read begun at or after `oldestRead` needs. */
+  prune(oldestRead: number): void {
+    if (this.billed.length === 0) return;
+    this.billed = this.billed.filter((b) => b.writtenAt === undefined || b.writtenAt > oldestRead);
+  }
+
+  /** Nothing held, asked for or left to publish: the state can be forgotten. */
+  get idle(): boolean {
+    return this.live.size === 0 && this.billed.length === 0 && this.asking === 0 && !this.dirty &&
+      !this.publishing;
+  }
+}
