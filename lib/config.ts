@@ -102,6 +102,11 @@ const ConfigSchema = z.object({
    * `--max-predict`; the request is then asked for at most that many tokens.
    */
   GATEWAY_QUOTA_OUTPUT_TOKENS: positiveInt(4096),
+  /**
+   * How long what a gateway process holds against quotas and concurrency limits outlives the process if it
+   * dies; a living process renews it every third of that.
+   */
+  GATEWAY_HOLD_LEASE_MS: positiveInt(30_000),
 });
 
 export interface Config {
@@ -145,6 +150,8 @@ export interface Config {
   affinityTtlMs: number;
   /** Output reserved for a request on a token quota that bounds its output nowhere. */
   quotaOutputTokens: number;
+  /** Lease of a process's holdings in the store. */
+  holdLeaseMs: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -188,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     queuePriorityStepMs: e.GATEWAY_QUEUE_PRIORITY_STEP_MS,
     affinityTtlMs: e.GATEWAY_AFFINITY_TTL_MS,
     quotaOutputTokens: e.GATEWAY_QUOTA_OUTPUT_TOKENS,
+    holdLeaseMs: e.GATEWAY_HOLD_LEASE_MS,
   };
 }
 

@@ -52,8 +52,9 @@ export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, on
     trustProxy: config.trustProxy,
     totals,
     users: () => view.snapshot.users,
-    written: () => usage.durable(),
+    written: () => usage.flush(),
     defaultOutput: config.quotaOutputTokens,
+    leaseMs: config.holdLeaseMs,
   });
   return { usage, policy };
 }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { RequestAccount } from "./mod.ts";
 import { GatewayMetrics } from "../metrics/mod.ts";
-import type { ChatResult } from "../chat/types.ts";
+import type { ChatRequest, ChatResult } from "../chat/types.ts";
+import { BadGateway } from "../errors.ts";
 import type { UsageRecord } from "../usage/types.ts";
 
 const RESULT: ChatResult = {
@@ -42,13 +43,61 @@ Deno.test("metrics that fail to observe a record do not lose it or fail the requ
   assert.equal(await failures(metrics, "metrics"), 1);
 });
 
+const REQUEST: ChatRequest = {
+  model: "m",
+  messages: [{ role: "user", content: "a prompt of 22 chars.." }],
+  stream: false,
+  includeUsage: false,
+  options: {},
+};
+
 Deno.test("one record per request, and invalid counts never reach it", () => {
   const records: UsageRecord[] = [];
   const account = new RequestAccount({ record: (r) => records.push(r) }, "openai", Date.now());
+  account.noteRequest(REQUEST);
   account.completed({ ...RESULT, completionTokens: -2 });
   account.completed(RESULT);
   assert.equal(records.length, 1);
   assert.equal(records[0].tokenSource, "estimate");
   assert.equal(records[0].completionTokens, 3, "twelve characters, about three tokens");
-  assert.ok(records[0].promptTokens >= 0);
+  assert.equal(records[0].promptTokens, 6, "22 characters of prompt, about six tokens");
+});
+
+Deno.test("the reservation is settled once, after the record, with the tokens billed, however the request ends", () => {
+  const endings: [string, (a: RequestAccount) => void, number][] = [
+    ["whole", (a) => a.completed(RESULT), 7],
+    [
+      "stream done",
+      (a) =>
+        a.streamEnded({
+          done: { type: "done", finishReason: "stop", promptTokens: 5, completionTokens: 9 },
+          clientLeft: false,
+          deliveredChars: 40,
+        }),
+      14,
+    ],
+    ["client left", (a) => a.streamEnded({ clientLeft: true, deliveredChars: 40 }), 6 + 10],
+    ["failed", (a) => a.failed(new BadGateway("the backend broke")), 0],
+  ];
+  for (const [name, end, billed] of endings) {
+    const seen: string[] = [];
+    const account = new RequestAccount({ record: () => seen.push("record") }, "ollama", Date.now());
+    account.noteRequest(REQUEST);
+    account.hold = { settle: (tokens) => seen.push(`settle ${tokens}`) };
+    end(account);
+    account.failed(new BadGateway("a later stage failed too"));
+    assert.deepEqual(seen, ["record", `settle ${billed}`], name);
+  }
+});
+
+Deno.test("a reservation that fails to settle does not fail the request", () => {
+  const records: UsageRecord[] = [];
+  const account = new RequestAccount({ record: (r) => records.push(r) }, "openai", Date.now());
+  account.hold = {
+    settle: () => {
+      throw new Error("settling broke");
+    },
+  };
+  account.completed(RESULT);
+  assert.equal(records.length, 1);
 });

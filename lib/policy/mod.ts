@@ -28,7 +28,7 @@ export interface PolicyOptions {
   totals: LiveTotals;
   /** The current user records, by name. */
   users: () => ReadonlyMap<string, UserRecord>;
-  /** Resolves once every usage record taken so far is in the token counters (the ledger's `durable`). */
+  /** Resolves once every usage record taken so far is in the token counters (the ledger's `flush`). */
   written: () => Promise<void>;
   /** Output reserved for a request on a token quota that bounds its output nowhere (GATEWAY_QUOTA_OUTPUT_TOKENS). */
   defaultOutput: number;

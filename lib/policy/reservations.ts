@@ -17,8 +17,10 @@
  *
  * Cost. A key and user with no limit: nothing. With limits: one `getMany` and one commit per decision; the
  * requests of one key that arrive while a decision is in flight are decided together by the next one. After a
- * request ends, one read and one commit publish the change (off the request's path, and merged when several
- * end close together); its concurrency place is given back at once, its tokens once the ledger wrote them.
+ * request ends, off its path: its concurrency place is given back at once, and its usage record is written
+ * without waiting for the ledger's timer (a flush, which takes the records of every request ending meanwhile),
+ * after which its tokens leave the share; each change is one read and one commit, merged when several come
+ * close together.
  *
  * Leases. A share is leased (30 s by default) and renewed while it holds anything, so the share of a process
  * that died lapses and blocks nothing for longer.
@@ -40,7 +42,7 @@ const MAX_ATTEMPTS = 100;
 
 export interface ReservationOptions {
   kv: Deno.Kv;
-  /** Resolves once every usage record taken so far is in the token counters (the ledger's `durable`). */
+  /** Resolves once every usage record taken so far is in the token counters (the ledger's `flush`). */
   written: () => Promise<void>;
   /** Output reserved, and asked for, where nothing else bounds a request's output. */
   defaultOutput: number;
@@ -393,13 +395,18 @@ export class Reservations {
     }
   }
 
+  /** Resolves once the decisions, waits for the ledger and publishes under way are done. */
+  async idle(): Promise<void> {
+    while (this.#running.size) await Promise.allSettled([...this.#running]);
+  }
+
   /**
    * Stops renewing and takes this process's shares out of the store. Call it after the ledger's last flush, so
    * every billed token is in the counters and nothing is left to hold.
    */
   async close(): Promise<void> {
     clearInterval(this.#timer);
-    while (this.#running.size) await Promise.allSettled([...this.#running]);
+    await this.idle();
     this.#closed = true;
     await Promise.all([...this.#owners.values()].map(async (state) => {
       state.prune(this.#seq);

@@ -48,8 +48,6 @@ interface Waiter {
   target: number;
   resolve: () => void;
   reject: (error: unknown) => void;
-  /** Waits without making the open batch due (`durable`). */
-  patient?: true;
 }
 
 export class UsageLedger implements PendingTokens {
@@ -58,8 +56,6 @@ export class UsageLedger implements PendingTokens {
   /** Sealed batches not written yet, oldest first; the writer commits them in this order. */
   private readonly sealed: Batch[] = [];
   private readonly waiters: Waiter[] = [];
-  /** Waiters that want the open batch written now (`flush`). */
-  private eager = 0;
   /** Records ever queued and ever written; a flush waits until `written` reaches `queued` as it was. */
   private queued = 0;
   private written = 0;
@@ -150,21 +146,8 @@ export class UsageLedger implements PendingTokens {
     const target = this.queued;
     if (this.written >= target) return Promise.resolve();
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ target, resolve, reject }));
-    this.eager++;
     this.kick();
     return done;
-  }
-
-  /**
-   * Resolves once everything recorded before the call is durable, as `flush`, but without writing the open
-   * batch sooner than the batching would: the quota holdings wait for it to let go of billed tokens.
-   */
-  durable(): Promise<void> {
-    const target = this.queued;
-    if (this.written >= target) return Promise.resolve();
-    return new Promise<void>((resolve, reject) =>
-      this.waiters.push({ target, resolve, reject, patient: true })
-    );
   }
 
   /** Stops the timer and flushes. */
@@ -208,7 +191,7 @@ export class UsageLedger implements PendingTokens {
    * load every commit carries a full batch instead of whatever arrived during the previous commit.
    */
   private openIsDue(): boolean {
-    return this.open.records.length > 0 && (this.due || this.closed || this.eager > 0);
+    return this.open.records.length > 0 && (this.due || this.closed || this.waiters.length > 0);
   }
 
   /** Starts the single writer unless it is running; it drains whatever is queued, including later records. */
@@ -245,14 +228,12 @@ export class UsageLedger implements PendingTokens {
       const waiter = this.waiters[i];
       if (waiter.target <= this.written) {
         this.waiters.splice(i, 1);
-        if (!waiter.patient) this.eager--;
         waiter.resolve();
       }
     }
   }
 
   private fail(error: unknown): void {
-    this.eager = 0;
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);
     this.report(error);
     this.arm();
