@@ -46,6 +46,7 @@ function keyFields(key: KeyRecord, now: Date): string {
     ["dailyTokens", key.dailyTokens],
     ["weeklyTokens", key.weeklyTokens],
     ["monthlyTokens", key.monthlyTokens],
+    ["maxConcurrent", key.maxConcurrent],
     ["allowIps", key.allowIps],
     ["allowDomains", key.allowDomains],
     ["tools", key.tools],

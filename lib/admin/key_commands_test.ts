@@ -217,3 +217,18 @@ Deno.test("key --priority: high or low is kept, normal is the default and clears
   assert.equal(res.code, 2);
   assert.match(res.err.join(), /--priority must be one of high, normal, low, got "urgent"/);
 });
+
+Deno.test("key --max-concurrent: set on create, changed and cleared on update, at least 1", async () => {
+  using admin = await withRefs();
+  const created = await admin.json("key", "create", "--model", "llama3", "--max-concurrent", "2");
+  assert.equal(created.maxConcurrent, 2);
+  assert.match(await admin.human("key", "show", created.id), /^maxConcurrent: +2$/m);
+  assert.match(
+    await admin.fails(2, "key", "create", "--model", "llama3", "--max-concurrent", "0"),
+    /--max-concurrent must be a positive integer or "none", got "0"/,
+  );
+  assert.equal((await admin.json("key", "update", created.id, "--max-concurrent", "5")).maxConcurrent, 5);
+  const cleared = await admin.json("key", "update", created.id, "--max-concurrent", "none");
+  assert.equal("maxConcurrent" in cleared, false);
+  assert.equal("maxConcurrent" in await getKey(admin.kv, created.id), false);
+});

@@ -90,6 +90,7 @@ export function keyPatch(flags: FlagReader): Patch<KeyPolicy> {
     dailyTokens: flags.optionalCount("daily-tokens"),
     weeklyTokens: flags.optionalCount("weekly-tokens"),
     monthlyTokens: flags.optionalCount("monthly-tokens"),
+    maxConcurrent: flags.optionalCount("max-concurrent"),
     allowIps: allowed(flags, "allow-ip", allowIp),
     allowDomains: allowed(flags, "allow-domain", allowDomain),
     systemPrompt: flags.optionalText("system-prompt"),

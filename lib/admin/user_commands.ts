@@ -1,6 +1,6 @@
 /**
- * @module `admin user …`: the owners of keys, carrying token quotas shared by all their keys. A user who still
- * owns an active key cannot be removed.
+ * @module `admin user …`: the owners of keys, carrying token quotas and a concurrency limit shared by all their
+ * keys. A user who still owns an active key cannot be removed.
  */
 import type { UserRecord } from "../store/records.ts";
 import type { CommandContext, CommandResult, FlagSpec, Noun } from "./command.ts";
@@ -8,10 +8,12 @@ import { type FlagReader, recordName, UsageError } from "./flags.ts";
 import { applyPatch, type Patch } from "./patch.ts";
 import { fields, table } from "./output.ts";
 
+/** The limits keys and users both have: token quotas, and requests in progress at once. */
 export const QUOTA_FLAGS = {
   "daily-tokens": { type: "string" },
   "weekly-tokens": { type: "string" },
   "monthly-tokens": { type: "string" },
+  "max-concurrent": { type: "string" },
 } satisfies Record<string, FlagSpec>;
 
 export function quotaPatch(flags: FlagReader): Patch<UserRecord> {
@@ -19,6 +21,7 @@ export function quotaPatch(flags: FlagReader): Patch<UserRecord> {
     dailyTokens: flags.optionalCount("daily-tokens"),
     weeklyTokens: flags.optionalCount("weekly-tokens"),
     monthlyTokens: flags.optionalCount("monthly-tokens"),
+    maxConcurrent: flags.optionalCount("max-concurrent"),
   };
 }
 
@@ -28,10 +31,15 @@ function one(user: UserRecord, headline: string): CommandResult {
     ["dailyTokens", user.dailyTokens],
     ["weeklyTokens", user.weeklyTokens],
     ["monthlyTokens", user.monthlyTokens],
+    ["maxConcurrent", user.maxConcurrent],
     ["createdAt", user.createdAt],
     ["updatedAt", user.updatedAt],
   ]);
   return { json: user, human: `${headline}\n${body}` };
+}
+
+function userRow(u: UserRecord) {
+  return [u.name, u.dailyTokens, u.weeklyTokens, u.monthlyTokens, u.maxConcurrent];
 }
 
 async function add(ctx: CommandContext, flags: FlagReader): Promise<CommandResult> {
@@ -54,11 +62,8 @@ export const USER_VERBS: Noun = {
     flags: {},
     async run(ctx) {
       const users = await ctx.catalog.users.list();
-      const rows = users.map((u) => [u.name, u.dailyTokens, u.weeklyTokens, u.monthlyTokens]);
-      return {
-        json: users,
-        human: table(["NAME", "DAILY TOKENS", "WEEKLY TOKENS", "MONTHLY TOKENS"], rows, "No users."),
-      };
+      const head = ["NAME", "DAILY TOKENS", "WEEKLY TOKENS", "MONTHLY TOKENS", "MAX CONCURRENT"];
+      return { json: users, human: table(head, users.map(userRow), "No users.") };
     },
   },
   update: { flags: QUOTA_FLAGS, operand: "NAME", run: update },

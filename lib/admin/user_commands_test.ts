@@ -36,8 +36,8 @@ Deno.test("user list prints a table", async () => {
   assert.equal(await admin.human("user", "list"), "No users.");
   await admin.json("user", "add", "--name", "alice", "--daily-tokens", "1000");
   const lines = (await admin.human("user", "list")).split("\n");
-  assert.match(lines[0], /^NAME +DAILY TOKENS +WEEKLY TOKENS +MONTHLY TOKENS$/);
-  assert.match(lines[1], /^alice +1000 +- +-$/);
+  assert.match(lines[0], /^NAME +DAILY TOKENS +WEEKLY TOKENS +MONTHLY TOKENS +MAX CONCURRENT$/);
+  assert.match(lines[1], /^alice +1000 +- +- +-$/);
   assert.equal((await admin.json("user", "list")).length, 1);
 });
 
@@ -54,6 +54,21 @@ Deno.test("user update changes given quotas and clears with none", async () => {
     /No user named "nobody"/,
   );
   assert.match(await admin.human("user", "update", "alice", "--weekly-tokens", "7"), /^weeklyTokens: +7$/m);
+});
+
+Deno.test("--max-concurrent on users: set, shown, refused below 1, cleared with none", async () => {
+  using admin = await AdminHarness.open();
+  assert.equal((await admin.json("user", "add", "--name", "ana", "--max-concurrent", "4")).maxConcurrent, 4);
+  assert.match(await admin.human("user", "list"), /^ana +- +- +- +4$/m);
+  assert.match(
+    await admin.fails(2, "user", "update", "ana", "--max-concurrent", "0"),
+    /--max-concurrent must be a positive integer or "none", got "0"/,
+  );
+  assert.match(await admin.human("user", "update", "ana", "--max-concurrent", "2"), /^maxConcurrent: +2$/m);
+  assert.equal(
+    "maxConcurrent" in await admin.json("user", "update", "ana", "--max-concurrent", "none"),
+    false,
+  );
 });
 
 Deno.test("user remove is refused while the user owns an active key", async () => {

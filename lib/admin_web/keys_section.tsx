@@ -43,6 +43,7 @@ function PolicyFields(props: { record?: KeyRecord; clusters: string[]; users: st
         <Field label="Daily tokens" name="daily-tokens" value={k?.dailyTokens} edit={edit} />
         <Field label="Weekly tokens" name="weekly-tokens" value={k?.weeklyTokens} edit={edit} />
         <Field label="Monthly tokens" name="monthly-tokens" value={k?.monthlyTokens} edit={edit} />
+        <Field label="Max concurrent" name="max-concurrent" value={k?.maxConcurrent} edit={edit} />
         <Field label="Max context" name="max-ctx" value={k?.maxCtx} edit={edit} />
         <Field label="Max predict" name="max-predict" value={k?.maxPredict} edit={edit} />
         <Field label="Default context" name="default-ctx" value={k?.defaultCtx} edit={edit} />

@@ -1,4 +1,7 @@
-/** @module The users section: key owners and their token quotas, with forms to add, edit and remove them. */
+/**
+ * @module The users section: key owners with their token quotas and concurrency limit, and forms to add, edit
+ * and remove them.
+ */
 import { Catalog } from "../store/catalog.ts";
 import type { UserRecord } from "../store/records.ts";
 import { ActionForm, Field } from "./form_fields.tsx";
@@ -13,6 +16,7 @@ function QuotaFields(props: { record?: UserRecord }) {
       <Field label="Daily tokens" name="daily-tokens" value={u?.dailyTokens} edit={edit} />
       <Field label="Weekly tokens" name="weekly-tokens" value={u?.weeklyTokens} edit={edit} />
       <Field label="Monthly tokens" name="monthly-tokens" value={u?.monthlyTokens} edit={edit} />
+      <Field label="Max concurrent" name="max-concurrent" value={u?.maxConcurrent} edit={edit} />
     </>
   );
 }
@@ -29,6 +33,7 @@ function UserRow(props: { u: UserRecord; csrf: string }) {
       <td class="num">{quota(u.dailyTokens)}</td>
       <td class="num">{quota(u.weeklyTokens)}</td>
       <td class="num">{quota(u.monthlyTokens)}</td>
+      <td class="num">{quota(u.maxConcurrent)}</td>
       <td>
         <details>
           <summary>Edit</summary>
@@ -60,6 +65,7 @@ export async function usersSection(ctx: SectionContext) {
               <th class="num">Daily tokens</th>
               <th class="num">Weekly tokens</th>
               <th class="num">Monthly tokens</th>
+              <th class="num">Max concurrent</th>
               <th></th>
             </tr>
           </thead>
@@ -67,7 +73,7 @@ export async function usersSection(ctx: SectionContext) {
             {users.length === 0
               ? (
                 <tr>
-                  <td colSpan={5} class="empty">No users yet.</td>
+                  <td colSpan={6} class="empty">No users yet.</td>
                 </tr>
               )
               : users.map((u) => <UserRow key={u.name} u={u} csrf={ctx.csrf} />)}
