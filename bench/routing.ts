@@ -1,14 +1,25 @@
 /**
- * `deno task bench:routing`: one workload (multi-turn conversations from many clients, plus bursts) through
- * the gateway twice on identical fresh fleets, first with the plain weighted random draw, then with the
- * scheduler (loaded models, slots, wait queue, affinity). Prints one table and writes
- * bench/results/routing.json. Time is compressed (model loads of 400 ms, 4 ms per token) so it runs in a
- * couple of minutes on a small machine; the ratios, not the absolute figures, are the result.
+ * `deno task bench:routing`: each scenario through the gateway on fresh fleets, once with the plain weighted
+ * random draw and once with the scheduler (loaded models, slots, wait queue, affinity):
+ * 1. the mixed fleet (multi-turn conversations from many clients, plus bursts, on four servers holding two of
+ *    three models each), with `--slots` declared and without;
+ * 2. identical servers carrying one model, without `--slots` (and with, for comparison), 2 and 4 of them;
+ * 3. scaling: what 1 and 4 identical servers complete in the same time.
+ * Prints one table per scenario and writes bench/results/routing.json. Time is compressed (model loads of
+ * 400 ms, 4 ms per token) so it runs in a few minutes on a small machine; the ratios, not the absolute
+ * figures, are the result. `--only mixed|identical|scaling` runs one scenario.
  */
 import { FLEET, startFleet } from "./routing_fleet.ts";
 import { plan, runWorkload, type Sample, WORKLOAD } from "./routing_workload.ts";
-
-type Policy = "weighted" | "scheduled";
+import {
+  CLOSED_LOOP,
+  IDENTICAL,
+  type Policy,
+  runClosedLoop,
+  runScaling,
+  SCALING,
+  startIdentical,
+} from "./routing_capacity.ts";
 
 interface Figures {
   requests: number;
@@ -43,8 +54,8 @@ function summarize(samples: Sample[], wallMs: number, loads: number, hitRate: nu
   };
 }
 
-async function runOnce(policy: Policy): Promise<Figures> {
-  const fleet = await startFleet(policy);
+async function runOnce(policy: Policy, declareSlots = true): Promise<Figures> {
+  const fleet = await startFleet(policy, declareSlots);
   try {
     const { samples, wallMs } = await runWorkload(fleet.gateway.url, fleet.keys, plan());
     const stats = fleet.fakes.map((f) => f.engine.stats);
@@ -55,7 +66,9 @@ async function runOnce(policy: Policy): Promise<Figures> {
     const p95 = (kind: (turn: number) => boolean) =>
       Math.round(percentile(samples.filter((x) => x.ok && kind(x.turn ?? 0)).map((x) => x.ttftMs), 0.95));
     console.error(
-      `${policy}: ${samples.length} requests in ${(wallMs / 1000).toFixed(1)} s, peak ${peak} held in a ` +
+      `${policy}${declareSlots ? "" : " (no --slots)"}: ${samples.length} requests in ${
+        (wallMs / 1000).toFixed(1)
+      } s, peak ${peak} held in a ` +
         `server; TTFT p95 of bursts ${p95((t) => t === 0)} ms, first turns ${p95((t) => t === 1)} ms, ` +
         `later turns ${p95((t) => t > 1)} ms`,
     );
@@ -68,7 +81,14 @@ async function runOnce(policy: Policy): Promise<Figures> {
 const ms = (v: number) => `${Math.round(v).toLocaleString("en-US")} ms`;
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)} ×`;
 
-type Row = [string, string, string, string, string, string];
+type Row = string[];
+
+function render(head: string[], rows: Row[]): string {
+  const all = [head, ...rows];
+  const width = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(width[i])).join(" | ")} |`;
+  return [line(head), `| ${width.map((n) => "-".repeat(n)).join(" | ")} |`, ...rows.map(line)].join("\n");
+}
 
 /** A figure in ms for both policies, with the scheduled one's ratio and, when it has one, its target. */
 function timeRow(label: string, w: number, s: number, atMost?: number): Row {
@@ -77,7 +97,7 @@ function timeRow(label: string, w: number, s: number, atMost?: number): Row {
   return [label, ms(w), ms(s), ratio(s, w), target, result];
 }
 
-function table(w: Figures, s: Figures): string {
+function mixedTable(w: Figures, s: Figures): string {
   const percent = (rate: number) => `${(rate * 100).toFixed(1)}%`;
   const rows: Row[] = [
     timeRow("TTFT p50", w.ttftP50, s.ttftP50),
@@ -96,30 +116,183 @@ function table(w: Figures, s: Figures): string {
       w.requests === s.requests && s.failed === 0 ? "pass" : "miss",
     ],
   ];
-  const head = ["Figure", "Weighted random", "Scheduled", "Ratio", "Target", "Result"];
-  const all = [head, ...rows];
-  const width = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
-  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(width[i])).join(" | ")} |`;
-  return [line(head), `| ${width.map((n) => "-".repeat(n)).join(" | ")} |`, ...rows.map(line)].join("\n");
+  return render(["Figure", "Weighted random", "Scheduled", "Ratio", "Target", "Result"], rows);
+}
+
+/** The mixed fleet's table, with `--slots` declared and without. */
+async function mixed(declareSlots: boolean) {
+  const weighted = await runOnce("weighted", declareSlots);
+  const scheduled = await runOnce("scheduled", declareSlots);
+  const title = declareSlots ? "Mixed fleet, --slots declared" : "Mixed fleet, no --slots";
+  console.log(`\n### ${title}\n\n${mixedTable(weighted, scheduled)}`);
+  return { weighted, scheduled };
+}
+
+interface IdenticalFigures {
+  wallMs: number;
+  ttftP95: number;
+  failed: number;
+  served: number[];
+}
+
+async function identicalOnce(
+  servers: number,
+  policy: Policy,
+  declareSlots: boolean,
+): Promise<IdenticalFigures> {
+  const fleet = await startIdentical(servers, policy, declareSlots);
+  try {
+    const { samples, wallMs } = await runClosedLoop(fleet.gateway.url, fleet.key, servers);
+    const ok = samples.filter((s) => s.ok);
+    const served = fleet.fakes.map((f) => f.engine.stats.requests);
+    const peak = fleet.fakes.map((f) => f.engine.stats.peakHeld);
+    console.error(
+      `identical ×${servers}, ${policy}${declareSlots ? ", --slots" : ""}: ${
+        (wallMs / 1000).toFixed(1)
+      } s, ` +
+        `served ${served.join(":")}, most held in a server ${peak.join(":")}`,
+    );
+    return {
+      wallMs,
+      ttftP95: percentile(ok.map((s) => s.ttftMs), 0.95),
+      failed: samples.length - ok.length,
+      served,
+    };
+  } finally {
+    await fleet.close();
+  }
+}
+
+/** Worst share of the requests any server served, against an equal share, as a fraction off. */
+function worstShareOff(served: number[]): number {
+  const total = served.reduce((a, b) => a + b, 0);
+  return Math.max(...served.map((n) => Math.abs(n / total - 1 / served.length) * served.length));
+}
+
+async function identical(servers: number) {
+  const weighted = await identicalOnce(servers, "weighted", false);
+  const learned = await identicalOnce(servers, "scheduled", false);
+  const declared = await identicalOnce(servers, "scheduled", true);
+  const check = (ok: boolean) => ok ? "pass" : "miss";
+  const row = (label: string, w: number, l: number, d: number): Row => [
+    label,
+    ms(w),
+    ms(l),
+    ms(d),
+    ratio(l, w),
+    check(l <= 0.8 * w),
+    ratio(l, d),
+    check(l <= 1.15 * d),
+  ];
+  const off = worstShareOff(learned.served);
+  const rows: Row[] = [
+    row("Whole workload (wall time)", weighted.wallMs, learned.wallMs, declared.wallMs),
+    row("TTFT p95", weighted.ttftP95, learned.ttftP95, declared.ttftP95),
+    [
+      "Served per server",
+      weighted.served.join(" : "),
+      learned.served.join(" : "),
+      declared.served.join(" : "),
+      "",
+      "",
+      `worst ${(off * 100).toFixed(0)}% off`,
+      check(off <= 0.15),
+    ],
+    [
+      "Failed",
+      String(weighted.failed),
+      String(learned.failed),
+      String(declared.failed),
+      "",
+      "",
+      "",
+      check(learned.failed === 0 && declared.failed === 0),
+    ],
+  ];
+  const head = [
+    "Figure",
+    "Weighted random",
+    "Scheduled, no --slots",
+    "Scheduled, --slots 2",
+    "÷ weighted",
+    "≤ 0.8 ×",
+    "÷ --slots",
+    "≤ 1.15 ×",
+  ];
+  console.log(`\n### ${servers} identical servers, one model, nothing loaded\n\n${render(head, rows)}`);
+  return { weighted, learned, declared };
+}
+
+async function scaling() {
+  const once = async (servers: number, declareSlots: boolean) => {
+    const fleet = await startIdentical(servers, "scheduled", declareSlots);
+    try {
+      return await runScaling(fleet.gateway.url, fleet.key);
+    } finally {
+      await fleet.close();
+    }
+  };
+  const rows: Row[] = [];
+  const figures: Record<string, { one: number; four: number }> = {};
+  for (const declareSlots of [false, true]) {
+    const one = await once(1, declareSlots);
+    const four = await once(4, declareSlots);
+    const times = four.completed / Math.max(1, one.completed);
+    figures[declareSlots ? "declared" : "learned"] = { one: one.completed, four: four.completed };
+    rows.push([
+      declareSlots ? "scheduled, --slots 2" : "scheduled, no --slots",
+      `${one.completed} (${one.failed} failed)`,
+      `${four.completed} (${four.failed} failed)`,
+      `${times.toFixed(2)} ×`,
+      "≥ 3.2 ×",
+      times >= 3.2 && one.failed + four.failed === 0 ? "pass" : "miss",
+    ]);
+  }
+  const head = ["Policy", "1 server", "4 servers", "4 ÷ 1", "Target", "Result"];
+  console.log(
+    `\n### Scaling: requests completed in ${SCALING.seconds} s by ${SCALING.clients} clients\n\n${
+      render(head, rows)
+    }`,
+  );
+  return figures;
 }
 
 if (import.meta.main) {
-  console.error(
-    `fleet: ${FLEET.servers} servers × ${FLEET.slots} slots, ${FLEET.modelMemory} models each, load ` +
-      `${FLEET.loadMs} ms, ${FLEET.tokenMs} ms/token; ${WORKLOAD.clients} clients, ${WORKLOAD.bursts} bursts of ` +
-      `${WORKLOAD.burstSize}`,
-  );
-  const weighted = await runOnce("weighted");
-  const scheduled = await runOnce("scheduled");
-  const text = table(weighted, scheduled);
-  console.log(text);
+  const only = Deno.args[Deno.args.indexOf("--only") + 1];
+  const runs = (name: string) => !Deno.args.includes("--only") || only === name;
+  const results: Record<string, unknown> = { at: new Date().toISOString() };
+  if (runs("mixed")) {
+    console.error(
+      `mixed fleet: ${FLEET.servers} servers × ${FLEET.slots} slots, ${FLEET.modelMemory} models each, load ` +
+        `${FLEET.loadMs} ms, ${FLEET.tokenMs} ms/token; ${WORKLOAD.clients} clients, ${WORKLOAD.bursts} bursts ` +
+        `of ${WORKLOAD.burstSize}`,
+    );
+    results.mixed = {
+      fleet: FLEET,
+      workload: WORKLOAD,
+      declared: await mixed(true),
+      learned: await mixed(false),
+    };
+  }
+  if (runs("identical")) {
+    console.error(
+      `identical servers: ${IDENTICAL.slots} slots each (FIFO inside), one model, load ${IDENTICAL.loadMs} ms, ` +
+        `${IDENTICAL.tokenMs} ms/token; ${CLOSED_LOOP.clientsPerServer} clients per server, ` +
+        `${CLOSED_LOOP.requestsPerClient} requests each, answers of ${
+          CLOSED_LOOP.answerTokens.join("–")
+        } tokens`,
+    );
+    results.identical = {
+      fleet: IDENTICAL,
+      workload: CLOSED_LOOP,
+      two: await identical(2),
+      four: await identical(4),
+    };
+  }
+  if (runs("scaling")) results.scaling = { workload: SCALING, ...await scaling() };
   await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
   await Deno.writeTextFile(
     new URL("./results/routing.json", import.meta.url),
-    JSON.stringify(
-      { at: new Date().toISOString(), fleet: FLEET, workload: WORKLOAD, weighted, scheduled },
-      null,
-      2,
-    ),
+    JSON.stringify(results, null, 2),
   );
 }

@@ -37,7 +37,8 @@ export interface Fleet {
   close(): Promise<void>;
 }
 
-export async function startFleet(policy: "scheduled" | "weighted"): Promise<Fleet> {
+/** `declareSlots: false` registers the servers as most admins do, without `--slots`. */
+export async function startFleet(policy: "scheduled" | "weighted", declareSlots = true): Promise<Fleet> {
   const fakes = PRELOADED.map((preloaded, i) =>
     FakeLlmOllama.start(`gpu${i + 1}`, {
       models: MODELS,
@@ -63,7 +64,7 @@ export async function startFleet(policy: "scheduled" | "weighted"): Promise<Flee
         models: MODELS.map((tag) => ({ tag })),
         weight: 1,
         enabled: true,
-        slots: FLEET.slots,
+        slots: declareSlots ? FLEET.slots : undefined,
       });
     }
     for (const model of MODELS) {
@@ -72,7 +73,22 @@ export async function startFleet(policy: "scheduled" | "weighted"): Promise<Flee
   } finally {
     kv.close();
   }
-  const gateway = await spawnDeno({
+  const gateway = await startRoutingGateway(dir, policy);
+  return {
+    fakes,
+    gateway,
+    keys,
+    close: async () => {
+      await gateway.stop();
+      for (const fake of fakes) await fake.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** The gateway of a routing bench, in its own process, on the store in `dir`. */
+export function startRoutingGateway(dir: string, policy: "scheduled" | "weighted"): Promise<Child> {
+  return spawnDeno({
     name: `gateway (${policy})`,
     args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"],
     env: {
@@ -86,14 +102,4 @@ export async function startFleet(policy: "scheduled" | "weighted"): Promise<Flee
       GATEWAY_QUEUE_MAX: "1000",
     },
   });
-  return {
-    fakes,
-    gateway,
-    keys,
-    close: async () => {
-      await gateway.stop();
-      for (const fake of fakes) await fake.close();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
 }

@@ -89,7 +89,7 @@ export function plan(seed = "routing-bench") {
 }
 
 /** Streams one chat; returns the answer text and the timings. */
-async function chat(
+export async function chat(
   url: string,
   secret: string,
   messages: { role: string; content: string }[],

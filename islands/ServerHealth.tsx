@@ -34,8 +34,15 @@ function ServerCard({ s, now }: { s: ServerRow; now: number }) {
         <Models label="Carried" names={s.carried} />
         <Models label="Loaded" names={s.loaded} />
         <div>
-          <dt>In flight</dt>
-          <dd class="in-flight">{count(s.inFlight)}</dd>
+          <dt>In flight / slots</dt>
+          <dd>
+            <span class="in-flight">{count(s.inFlight)}</span>
+            {" / "}
+            <span class="slots" data-source={s.slotsSource}>
+              {s.slots === undefined ? "–" : count(s.slots)}
+            </span>
+            {s.slotsSource ? ` (${s.slotsSource})` : ""}
+          </dd>
         </div>
         <div>
           <dt>Last minute</dt>

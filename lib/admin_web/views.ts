@@ -23,6 +23,7 @@ export type ServerRow =
     | "lastProbeError"
     | "version"
   >
+  & Partial<Pick<ServerStatus, "slots" | "slotsSource">>
   & {
     kind: string;
     weight: number;
@@ -106,6 +107,9 @@ export function healthView(
         lastProbeMs: s?.lastProbeMs,
         lastProbeError: s?.lastProbeError,
         version: s?.version,
+        // Before the gateway heard of the server only the admin's figure is known.
+        slots: s?.slots ?? record.slots,
+        slotsSource: s?.slotsSource ?? (record.slots === undefined ? undefined : "declared"),
       };
     });
   return { at, servers, queues };

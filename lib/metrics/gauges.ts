@@ -47,6 +47,17 @@ export function serverGauges(prom: PromClient, registry: Registry, servers: () =
     },
   });
   new prom.Gauge({
+    name: "gateway_server_slots",
+    help: "Requests the scheduler lets each server run at once, by where the figure came from: declared " +
+      "(--slots), discovered (the server showed it) or learned (from its answers).",
+    labelNames: ["server", "source"],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of servers()) this.set({ server: s.name, source: s.slotsSource }, s.slots);
+    },
+  });
+  new prom.Gauge({
     name: "gateway_server_in_flight",
     help: "Requests each server is answering now.",
     labelNames: ["server"],

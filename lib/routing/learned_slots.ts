@@ -6,10 +6,16 @@
  * A server that runs N at once and queues the rest inside answers the (N+1)th only after one of the N ended.
  * So a request is taken as having queued there when, between its sending and its first byte, another request
  * on that server ended, and its first byte came much later than the server's usual (over twice the median of
- * its recent unqueued first bytes, plus a margin for noise). Two such requests sent with c in flight within
- * the hold time set the figure to c − 1 and keep it from growing back to c for the hold time. A request sent
+ * its recent unqueued first bytes, plus a margin for noise). Sent with c in flight, it shows the server runs
+ * fewer than c: the figure drops to c − 1, or to the requests streaming there when its first byte came (itself
+ * included), if fewer, since a server that queues runs no more than that; and c is not tried again for the
+ * hold time. One such request alone may be a pause of the gateway's own (a collection, a busy machine): it
+ * counts once another one came within the hold time. A request sent
  * while the figure was all in use that did not queue shows the server takes one more: the figure grows by one.
- * A request sent while the model was not loaded there says nothing (its wait was the load), and is ignored.
+ * A short wait behind a request that was nearly done can pass for no wait; it lets the figure probe one level
+ * too high, where the next queued request brings it back and holds that level. A request that waited for its
+ * model to load counts too (while it waited nothing else ended, or something did and freed the slot it took);
+ * only the usual first byte leaves out the ones that waited for a load.
  *
  * The cost of learning is a request or two that waits inside a server each hold time, while the figure probes
  * one above what the server runs; everything else waits at the gateway, where a freed slot anywhere serves it.
@@ -30,7 +36,7 @@ export interface LearningOptions {
  * The usual figure of llama.cpp's server and LM Studio, and Ollama's automatic default before it became 1:
  * learning reaches 1 after two queued answers, and 4 lets the first few requests of a new fleet spread.
  */
-export const LEARNING: LearningOptions = { start: 4, max: 64, holdMs: 30_000, marginMs: 25 };
+export const LEARNING: LearningOptions = { start: 1, max: 64, holdMs: 30_000, marginMs: 50 };
 
 /** What one answered request tells about its server. */
 export interface Sample {
@@ -40,8 +46,10 @@ export interface Sample {
   ms: number;
   /** Whether another request on the server ended in between. */
   othersEnded: boolean;
-  /** Whether the model was loaded there when it was sent. */
+  /** Whether the model was loaded there when it was sent (else its first byte waited for the load). */
   warm: boolean;
+  /** Streamed requests that had their first byte and had not ended when this one had its first, itself included. */
+  streaming?: number;
 }
 
 const BASE_SAMPLES = 16;
@@ -52,8 +60,8 @@ export class LearnedSlots {
   readonly #base = new Float64Array(BASE_SAMPLES);
   #baseSize = 0;
   #baseNext = 0;
-  /** Per level: when it last queued, and whether it queued once before that within the hold time. */
-  readonly #queuedAt = new Map<number, number>();
+  /** When a request last queued, while unconfirmed. */
+  #suspectedAt?: number;
   /** Per level: until when it is not tried again. */
   readonly #heldUntil = new Map<number, number>();
 
@@ -66,26 +74,25 @@ export class LearnedSlots {
   }
 
   observe(sample: Sample, now: number): void {
-    if (!sample.warm) return;
     const { level, ms } = sample;
     if (sample.othersEnded && ms > 2 * this.#median() + this.options.marginMs) {
-      this.#queued(level, now);
+      this.#queued(level, sample.streaming ?? level - 1, now);
       return;
     }
-    this.#addBase(ms);
+    // A first byte that waited for a load says nothing of the server's usual.
+    if (sample.warm) this.#addBase(ms);
     if (level >= this.#limit && level < this.options.max && now >= (this.#heldUntil.get(level + 1) ?? 0)) {
       this.#limit = level + 1;
     }
   }
 
-  #queued(level: number, now: number): void {
+  #queued(level: number, streaming: number, now: number): void {
     if (level <= 1) return;
-    const before = this.#queuedAt.get(level);
-    this.#queuedAt.set(level, now);
+    const before = this.#suspectedAt;
+    this.#suspectedAt = now;
     if (before === undefined || now - before > this.options.holdMs) return;
-    this.#queuedAt.delete(level);
     this.#heldUntil.set(level, now + this.options.holdMs);
-    if (level - 1 < this.#limit) this.#limit = level - 1;
+    this.#limit = Math.max(1, Math.min(this.#limit, level - 1, streaming));
   }
 
   #addBase(ms: number): void {

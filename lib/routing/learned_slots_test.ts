@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { LearnedSlots } from "./learned_slots.ts";
 
 const options = { start: 4, max: 64, holdMs: 30_000, marginMs: 25 };
+/** The first queued answer is only suspected: one more confirms it. */
+const suspect = (learned: LearnedSlots, at: number) => learned.observe(queued(9), at);
 const clean = (level: number) => ({ level, ms: 100, othersEnded: false, warm: true });
 const queued = (level: number) => ({ level, ms: 900, othersEnded: true, warm: true });
 
@@ -17,11 +19,11 @@ Deno.test("learned slots: a server that runs more than the figure without queuei
   assert.equal(learned.limit, 7);
 });
 
-Deno.test("learned slots: two queued answers at a level set the figure below it and hold it there", () => {
+Deno.test("learned slots: a queued answer sets the figure below its level and holds it there", () => {
   const learned = new LearnedSlots(options);
   for (let i = 0; i < 4; i++) learned.observe(clean(1), i);
   learned.observe(queued(3), 10);
-  assert.equal(learned.limit, 4, "one queued answer may be noise");
+  assert.equal(learned.limit, 4, "one queued answer may be a pause of the gateway's own");
   learned.observe(queued(3), 20);
   assert.equal(learned.limit, 2);
   learned.observe(clean(2), 30);
@@ -30,12 +32,15 @@ Deno.test("learned slots: two queued answers at a level set the figure below it 
   assert.equal(learned.limit, 3, "after it, the figure probes again");
 });
 
-Deno.test("learned slots: a long wait with nothing ended in between, or one that began cold, is not queueing", () => {
+Deno.test("learned slots: a long wait with nothing ended in between is not queueing, a load included", () => {
   const learned = new LearnedSlots(options);
   for (let i = 0; i < 4; i++) learned.observe(clean(1), i);
   for (let i = 0; i < 3; i++) learned.observe({ level: 3, ms: 900, othersEnded: false, warm: true }, 10 + i);
-  for (let i = 0; i < 3; i++) learned.observe({ level: 3, ms: 9000, othersEnded: true, warm: false }, 20 + i);
-  assert.equal(learned.limit, 4);
+  learned.observe({ level: 4, ms: 9000, othersEnded: false, warm: false }, 20);
+  assert.equal(learned.limit, 5, "four ran at once after the load");
+  suspect(learned, 21);
+  learned.observe({ level: 5, ms: 9000, othersEnded: true, warm: false, streaming: 2 }, 22);
+  assert.equal(learned.limit, 2, "one that waited for the load and then for a slot shows the queue");
 });
 
 Deno.test("learned slots: a wait within twice the usual first byte and the margin is not queueing", () => {
@@ -45,15 +50,25 @@ Deno.test("learned slots: a wait within twice the usual first byte and the margi
     learned.observe({ level: 3, ms: 2 * 100 + 20, othersEnded: true, warm: true }, 10 + i);
   }
   assert.equal(learned.limit, 4);
+  suspect(learned, 19);
   learned.observe({ level: 3, ms: 2 * 100 + 30, othersEnded: true, warm: true }, 20);
-  learned.observe({ level: 3, ms: 2 * 100 + 30, othersEnded: true, warm: true }, 21);
   assert.equal(learned.limit, 2);
+});
+
+Deno.test("learned slots: a queued stream sets the figure to the streams running when it began, if fewer", () => {
+  const learned = new LearnedSlots(options);
+  for (let i = 0; i < 4; i++) learned.observe(clean(1), i);
+  suspect(learned, 5);
+  learned.observe({ ...queued(4), streaming: 1 }, 10);
+  assert.equal(learned.limit, 1);
+  learned.observe(clean(1), 11);
+  assert.equal(learned.limit, 2, "a request running alone cannot have queued");
 });
 
 Deno.test("learned slots: never below one, never above the maximum", () => {
   const learned = new LearnedSlots({ ...options, start: 1, max: 3 });
-  learned.observe(queued(1), 0);
-  learned.observe(queued(1), 1);
+  suspect(learned, 0);
+  learned.observe({ ...queued(2), streaming: 0 }, 0);
   assert.equal(learned.limit, 1);
   for (let level = 1; level <= 5; level++) learned.observe(clean(level), 10 + level);
   assert.equal(learned.limit, 3);

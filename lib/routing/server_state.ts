@@ -77,6 +77,8 @@ class Entry {
   discoveredSlots?: number;
   /** Requests ended there, ever: a request that ends while another waits for its first byte may have freed its slot. */
   ended = 0;
+  /** Streamed requests past their first byte, not ended: the ones the server is running for sure. */
+  streaming = 0;
   readonly residency = new Residency();
   /** Requests in flight per model. */
   readonly active = new Map<string, number>();
@@ -185,7 +187,8 @@ export class ServerState {
     t.answered = true;
     const now = this.#now();
     t.entry.latency.add(now, now - t.startedAt);
-    this.#learn(t, now);
+    t.entry.streaming++;
+    this.#learn(t, now, t.entry.streaming);
     t.entry.breaker.success(t.pass);
     this.#changed(t.entry);
   }
@@ -211,15 +214,17 @@ export class ServerState {
       } else entry.breaker.release(pass);
     }
     entry.ended++;
+    if (t.answered) entry.streaming--;
     this.#changed(entry);
   }
 
-  #learn(t: Admission, now: number): void {
+  #learn(t: Admission, now: number, streaming?: number): void {
     t.entry.learned.observe({
       level: t.level,
       ms: now - t.startedAt,
       othersEnded: t.entry.ended > t.endedBefore,
       warm: t.warm,
+      streaming,
     }, now);
   }
 

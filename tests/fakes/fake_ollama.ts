@@ -46,8 +46,9 @@ export class FakeOllama extends FakeBackendBase {
   readonly resident = new Set<string>();
   #running = 0;
   readonly #waiting: (() => void)[] = [];
-  /** Most chats ever running at once. */
+  /** Most chats ever running at once, and most ever held (running and waiting for a slot). */
   peakRunning = 0;
+  peakHeld = 0;
 
   private constructor(name: string) {
     super(name, "/api/chat");
@@ -113,6 +114,7 @@ export class FakeOllama extends FakeBackendBase {
 
   /** Waits for a free slot (or none, without a limit); false when the client left while waiting. */
   #slot(signal: AbortSignal): Promise<boolean> {
+    this.peakHeld = Math.max(this.peakHeld, this.#running + this.#waiting.length + 1);
     if (this.slots === undefined || (this.#running < this.slots && !this.#waiting.length)) {
       this.#took();
       return Promise.resolve(true);

@@ -1,0 +1,161 @@
+/**
+ * The routing bench's capacity scenarios: identical servers carrying one model, nothing loaded at the start,
+ * each running two requests at once and queueing the rest inside in arrival order (as Ollama with
+ * OLLAMA_NUM_PARALLEL=2), registered as most admins register them (no `--slots`: Ollama does not report the
+ * figure) and, for comparison, with `--slots 2`. Two measures: a fixed workload of closed-loop clients (each
+ * sends its requests one after another), for wall time, time to first token and each server's share; and how
+ * many requests a fleet completes in a fixed time under more demand than it can serve, for scaling.
+ */
+// @ts-types="@types/seedrandom"
+import seedrandom from "seedrandom";
+import { Catalog } from "../lib/store/catalog.ts";
+import { createKey } from "../lib/store/keys.ts";
+import { openStore } from "../lib/store/kv.ts";
+import { basePolicy } from "../lib/store/records.ts";
+import { FakeLlmOllama } from "../tests/fakes/fake_llm.ts";
+import { startRoutingGateway } from "./routing_fleet.ts";
+import { chat, type Sample } from "./routing_workload.ts";
+import type { Child } from "./support/spawn.ts";
+
+export const IDENTICAL = {
+  model: "ma",
+  slots: 2,
+  loadMs: 400,
+  promptMsPerToken: 0.25,
+  tokenMs: 4,
+};
+
+export const CLOSED_LOOP = {
+  /** Clients per server: demand well above what the fleet runs at once (8 against 2 slots each). */
+  clientsPerServer: 8,
+  requestsPerClient: 5,
+  questionWords: [20, 120] as const,
+  answerTokens: [16, 512] as const,
+  thinkMs: [0, 300] as const,
+};
+
+/** Scaling: four clients per slot of the largest fleet, for a fixed time. */
+export const SCALING = { clients: 32, seconds: 12 };
+
+export type Policy = "weighted" | "scheduled";
+
+export interface IdenticalFleet {
+  fakes: FakeLlmOllama[];
+  gateway: Child;
+  key: string;
+  close(): Promise<void>;
+}
+
+export async function startIdentical(
+  servers: number,
+  policy: Policy,
+  declareSlots: boolean,
+): Promise<IdenticalFleet> {
+  const fakes = Array.from({ length: servers }, (_, i) =>
+    FakeLlmOllama.start(`node${i + 1}`, {
+      models: [IDENTICAL.model],
+      slots: IDENTICAL.slots,
+      modelMemory: 1,
+      loadMs: IDENTICAL.loadMs,
+      promptMsPerToken: IDENTICAL.promptMsPerToken,
+      tokenMs: IDENTICAL.tokenMs,
+      cacheEntries: 8,
+    }));
+  const dir = await Deno.makeTempDir({ prefix: "gateway-capacity-bench-" });
+  const kv = await openStore(`${dir}/gateway.kv`);
+  let key: string;
+  try {
+    const catalog = new Catalog(kv);
+    for (const fake of fakes) {
+      await catalog.servers.add({
+        name: fake.name,
+        url: fake.url,
+        kind: "ollama",
+        models: [{ tag: IDENTICAL.model }],
+        weight: 1,
+        enabled: true,
+        slots: declareSlots ? IDENTICAL.slots : undefined,
+      });
+    }
+    key = (await createKey(kv, { ...basePolicy(IDENTICAL.model), name: "capacity" })).secret;
+  } finally {
+    kv.close();
+  }
+  const gateway = await startRoutingGateway(dir, policy);
+  return {
+    fakes,
+    gateway,
+    key,
+    close: async () => {
+      await gateway.stop();
+      for (const fake of fakes) await fake.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+const between = (random: () => number, [lo, hi]: readonly [number, number]) =>
+  lo + Math.floor(random() * (hi - lo + 1));
+
+/** Answer lengths as chat answers have them: many short, a few very long (log-uniform). */
+const logUniform = (random: () => number, [lo, hi]: readonly [number, number]) =>
+  Math.round(lo * Math.pow(hi / lo, random()));
+
+interface Job {
+  question: string;
+  answerTokens: number;
+  thinkMs: number;
+}
+
+/** Every client's requests, drawn once from the seed, so every run sends the same. */
+function closedLoopPlan(clients: number, seed = "capacity-bench"): Job[][] {
+  const random = seedrandom(seed);
+  return Array.from(
+    { length: clients },
+    (_, c) =>
+      Array.from({ length: CLOSED_LOOP.requestsPerClient }, (_, r) => ({
+        question: Array.from(
+          { length: between(random, CLOSED_LOOP.questionWords) },
+          (_, i) => `c${c}r${r}w${i}`,
+        )
+          .join(" "),
+        answerTokens: logUniform(random, CLOSED_LOOP.answerTokens),
+        thinkMs: between(random, CLOSED_LOOP.thinkMs),
+      })),
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The closed-loop workload: every client sends its requests one after another. */
+export async function runClosedLoop(url: string, key: string, servers: number) {
+  const plan = closedLoopPlan(CLOSED_LOOP.clientsPerServer * servers);
+  const samples: Sample[] = [];
+  const started = performance.now();
+  await Promise.all(plan.map(async (jobs) => {
+    for (const job of jobs) {
+      const r = await chat(url, key, [{ role: "user", content: job.question }], job.answerTokens);
+      samples.push(r);
+      await sleep(job.thinkMs);
+    }
+  }));
+  return { samples, wallMs: performance.now() - started };
+}
+
+/** Requests completed in `SCALING.seconds` by `SCALING.clients` clients sending back to back. */
+export async function runScaling(url: string, key: string): Promise<{ completed: number; failed: number }> {
+  const random = seedrandom("scaling");
+  const deadline = performance.now() + SCALING.seconds * 1000;
+  let completed = 0, failed = 0;
+  await Promise.all(Array.from({ length: SCALING.clients }, async (_, c) => {
+    for (let r = 0; performance.now() < deadline; r++) {
+      const tokens = logUniform(random, CLOSED_LOOP.answerTokens);
+      const result = await chat(url, key, [{ role: "user", content: `scaling c${c} r${r}` }], tokens);
+      // Only what finished inside the window counts: the fleet's work in that time.
+      if (performance.now() > deadline) break;
+      if (result.ok) completed++;
+      else failed++;
+    }
+  }));
+  return { completed, failed };
+}
