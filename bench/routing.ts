@@ -9,7 +9,8 @@
  * 400 ms, 4 ms per token) so it runs in a few minutes on a small machine; the ratios, not the absolute
  * figures, are the result. `--only mixed|identical|scaling` runs one scenario.
  */
-import { FLEET, startFleet } from "./routing_fleet.ts";
+import { FLEET, slotFigures, startFleet } from "./routing_fleet.ts";
+import type { Child } from "./support/spawn.ts";
 import { plan, runWorkload, type Sample, WORKLOAD } from "./routing_workload.ts";
 import {
   CLOSED_LOOP,
@@ -57,7 +58,8 @@ function summarize(samples: Sample[], wallMs: number, loads: number, hitRate: nu
 async function runOnce(policy: Policy, declareSlots = true): Promise<Figures> {
   const fleet = await startFleet(policy, declareSlots);
   try {
-    const { samples, wallMs } = await runWorkload(fleet.gateway.url, fleet.keys, plan());
+    const watch = watchSlots(fleet.gateway);
+    const { samples, wallMs } = await runWorkload(fleet.gateway.url, fleet.keys, plan()).finally(watch);
     const stats = fleet.fakes.map((f) => f.engine.stats);
     const loads = stats.reduce((n, s) => n + s.loads, 0);
     const prompt = stats.reduce((n, s) => n + s.promptTokens, 0);
@@ -76,6 +78,22 @@ async function runOnce(policy: Policy, declareSlots = true): Promise<Figures> {
   } finally {
     await fleet.close();
   }
+}
+
+/**
+ * With BENCH_SLOTS=1, prints each server's slot figure whenever it changes during a run (what learning did);
+ * returns the function that stops watching.
+ */
+function watchSlots(gateway: Child): () => void {
+  if (!Deno.env.get("BENCH_SLOTS")) return () => {};
+  const started = performance.now();
+  let last = "";
+  const timer = setInterval(async () => {
+    const now = (await slotFigures(gateway).catch(() => [])).join(", ");
+    if (now !== last) console.error(`  ${((performance.now() - started) / 1000).toFixed(1)} s: ${now}`);
+    last = now;
+  }, 100);
+  return () => clearInterval(timer);
 }
 
 const ms = (v: number) => `${Math.round(v).toLocaleString("en-US")} ms`;
@@ -142,7 +160,8 @@ async function identicalOnce(
 ): Promise<IdenticalFigures> {
   const fleet = await startIdentical(servers, policy, declareSlots);
   try {
-    const { samples, wallMs } = await runClosedLoop(fleet.gateway.url, fleet.key, servers);
+    const watch = watchSlots(fleet.gateway);
+    const { samples, wallMs } = await runClosedLoop(fleet.gateway.url, fleet.key, servers).finally(watch);
     const ok = samples.filter((s) => s.ok);
     const served = fleet.fakes.map((f) => f.engine.stats.requests);
     const peak = fleet.fakes.map((f) => f.engine.stats.peakHeld);

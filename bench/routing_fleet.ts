@@ -86,6 +86,19 @@ export async function startFleet(policy: "scheduled" | "weighted", declareSlots 
   };
 }
 
+/** The admin token of the benches' gateways, so they can read the figures the scheduler used. */
+export const BENCH_ADMIN_TOKEN = crypto.randomUUID();
+
+/** Each server's slots as the scheduler counts them now, e.g. `2 learned`. */
+export async function slotFigures(gateway: Child): Promise<string[]> {
+  const res = await fetch(`${gateway.url}/admin/status`, {
+    headers: { Authorization: `Bearer ${BENCH_ADMIN_TOKEN}` },
+  });
+  const status = await res.json();
+  return (status.health.servers as { slots?: number; slotsSource?: string }[])
+    .map((s) => `${s.slots ?? "?"} ${s.slotsSource ?? ""}`.trim());
+}
+
 /** The gateway of a routing bench, in its own process, on the store in `dir`. */
 export function startRoutingGateway(dir: string, policy: "scheduled" | "weighted"): Promise<Child> {
   return spawnDeno({
@@ -100,6 +113,7 @@ export function startRoutingGateway(dir: string, policy: "scheduled" | "weighted
       // Compressed time: a minute of waiting becomes a few seconds.
       GATEWAY_QUEUE_WAIT_MS: "20000",
       GATEWAY_QUEUE_MAX: "1000",
+      GATEWAY_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     },
   });
 }

@@ -100,6 +100,7 @@ export async function runChat(
       shaped.messages,
       key.priority,
       client.signal,
+      { key: key.id, user: key.user },
     );
     const route = placed instanceof Promise ? await placed : placed;
     const ctx = callContext(deps, client.signal);

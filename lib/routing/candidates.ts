@@ -6,6 +6,7 @@ import { NoHealthyServer } from "../errors.ts";
 import type { KeyRecord, ServedModel, ServerRecord } from "../store/records.ts";
 import type { Snapshot } from "../store/view.ts";
 import type { ServerState, Unavailable } from "./server_state.ts";
+import type { Tenant } from "./tenants.ts";
 
 export interface Candidate {
   server: ServerRecord;
@@ -14,6 +15,8 @@ export interface Candidate {
   slots?: number;
   /** The wait queue holds a slot here for this request (only ever on the first candidate). */
   reserved?: boolean;
+  /** Whom the request is for, counted while it runs there. */
+  tenant?: Tenant;
 }
 
 export function findCandidates(snapshot: Snapshot, key: Pick<KeyRecord, "model" | "cluster">): Candidate[] {

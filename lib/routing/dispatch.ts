@@ -26,13 +26,13 @@ export async function dispatch<T>(
   let skipped = 0;
   let full = 0;
   for (const candidate of candidates) {
-    const { server, slots, reserved } = candidate;
+    const { server, slots, reserved, tenant } = candidate;
     // Failover never piles onto a server that is already running all it can.
     if (!reserved && slots !== undefined && servers.load(server.name) >= slots) {
       full++;
       continue;
     }
-    const ticket = servers.begin(server.name, candidate.model.tag, reserved);
+    const ticket = servers.begin(server.name, candidate.model.tag, reserved, tenant);
     if (!ticket) {
       skipped++;
       continue;

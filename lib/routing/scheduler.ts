@@ -15,6 +15,7 @@ import { AffinityTable, prefixPrints } from "./affinity.ts";
 import type { Candidate } from "./candidates.ts";
 import { rank, type RouteReason } from "./scorer.ts";
 import type { ServerState } from "./server_state.ts";
+import type { Tenant } from "./tenants.ts";
 import { type Priority, type QueueFigures, type Waiter, WaitQueue } from "./wait_queue.ts";
 import { weightedOrder } from "./weighted_order.ts";
 
@@ -50,6 +51,7 @@ interface Pending {
   prints: number[];
   roles: string[];
   affinity?: string;
+  tenant?: Tenant;
 }
 
 /** How often a waiting request may be overtaken by later ones that find a cached prefix or a loaded model. */
@@ -86,25 +88,30 @@ export class Scheduler {
     messages: readonly ChatMessage[],
     priority: Priority = "normal",
     signal?: AbortSignal,
+    tenant?: Tenant,
   ): Route | Promise<Route> {
     const { state, now, random } = this.options;
     if (this.policy === "weighted") {
-      return this.#route(weightedOrder(candidates, (c) => c.server.weight, random), "weighted", 0, [], model);
+      const order = weightedOrder(candidates, (c) => c.server.weight, random);
+      return this.#route(tenant ? order.map((c) => ({ ...c, tenant })) : order, "weighted", 0, [], model);
     }
     const prints = prefixPrints(model, messages);
     const roles = messages.map((m) => m.role);
-    const pending: Pending = { model, prints, roles, affinity: this.#affinity.lookup(prints, roles, now()) };
+    const affinity = this.#affinity.lookup(prints, roles, now());
+    const pending: Pending = { model, prints, roles, affinity, tenant };
     if (this.#queue.depth(model) === 0) {
       const ranking = rank(candidates, state, { ...pending, random });
       if (ranking.room && (ranking.warm || this.#coldStartPays(ranking, 1, 0))) {
         return this.#admitted(ranking.order, ranking.reason, 0, pending);
       }
     }
-    if (this.#queue.depth(model) >= this.maxQueue) {
-      this.observer?.refused(model, "full");
-      throw new QueueFull(model, this.#retryAfterS());
-    }
     if (signal?.aborted) throw whyAborted(signal);
+    if (this.#queue.depth(model) >= this.maxQueue) {
+      const crowding = this.#queue.crowding(model, tenant);
+      this.observer?.refused(model, "full");
+      if (!crowding || !this.#queue.remove(crowding)) throw new QueueFull(model, this.#retryAfterS());
+      crowding.refuse(new QueueFull(model, this.#retryAfterS()));
+    }
     return this.#wait(model, candidates, priority, pending, signal);
   }
 
@@ -138,6 +145,12 @@ export class Scheduler {
       candidates,
       enqueuedAt: now,
       virtual: this.#queue.virtualTime(now, priority),
+      round: this.#queue.round(
+        priority,
+        pending.tenant,
+        pending.tenant && this.options.state.tenants.of(pending.tenant),
+      ),
+      tenant: pending.tenant,
       deadline: now + this.maxWaitMs,
       context: pending,
       overtaken: 0,
@@ -160,8 +173,9 @@ export class Scheduler {
   #admitted(order: Candidate[], reason: RouteReason, waitedMs: number, pending: Pending): Route {
     const [first, ...rest] = order;
     this.options.state.reserve(first.server.name);
+    const { tenant } = pending;
     return this.#route(
-      [{ ...first, reserved: true }, ...rest],
+      [{ ...first, reserved: true, tenant }, ...(tenant ? rest.map((c) => ({ ...c, tenant })) : rest)],
       reason,
       waitedMs,
       pending.prints,
@@ -215,7 +229,7 @@ export class Scheduler {
           const mayLoad = pass === "any";
           const go = ranking.room && (pass === "affine" ? ranking.affine : ranking.warm ||
             (mayLoad && this.#coldStartPays(ranking, this.#queue.depth(w.model), now() - w.enqueuedAt)));
-          if (!go || !this.#queue.remove(w)) {
+          if (!go || !this.#queue.remove(w, true)) {
             passed.push(w);
             continue;
           }

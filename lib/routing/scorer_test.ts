@@ -34,7 +34,7 @@ function firsts(candidates: Candidate[], state: ServerState, n: number, seed: st
 
 Deno.test("scorer: among servers with room the weights decide, whatever each one is running", () => {
   const state = new ServerState({ now: () => 0 });
-  const heavy = candidate("heavy", 3), light = candidate("light", 1);
+  const heavy = candidate("heavy", 3, 8), light = candidate("light", 1, 8);
   state.probed("heavy", { ok: true, models: ["m1"], loaded: ["m1"] });
   state.probed("light", { ok: true, models: ["m1"], loaded: ["m1"] });
   // Three in flight on the heavy one, none on the light one: still 3:1.

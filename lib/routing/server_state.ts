@@ -17,6 +17,7 @@ import type { ModelFacts } from "./model_facts.ts";
 import { canonicalModel } from "./canonical_model.ts";
 import { LearnedSlots, LEARNING, type LearningOptions } from "./learned_slots.ts";
 import { Residency } from "./residency.ts";
+import { type Tenant, TenantCounts } from "./tenants.ts";
 import type {
   Health,
   Outcome,
@@ -104,10 +105,13 @@ class Admission implements Ticket {
     readonly level: number,
     readonly endedBefore: number,
     readonly warm: boolean,
+    readonly tenant: Tenant | undefined,
   ) {}
 }
 
 export class ServerState {
+  /** Requests in flight per key and user, over every server. */
+  readonly tenants = new TenantCounts();
   readonly #servers = new Map<string, Entry>();
   readonly #listeners = new Set<Listener>();
   readonly #now: () => number;
@@ -123,7 +127,7 @@ export class ServerState {
    * Claims a slot on the server (the breaker's trial, when half-open); undefined means skip it for now.
    * `reserved`: the request holds a slot the wait queue promised it there, which this turns into the claim.
    */
-  begin(server: string, model?: string, reserved = false): Ticket | undefined {
+  begin(server: string, model?: string, reserved = false, tenant?: Tenant): Ticket | undefined {
     const entry = this.#entry(server);
     if (reserved && entry.reserved > 0) entry.reserved--;
     if (entry.health === "down") return this.#changed(entry);
@@ -136,8 +140,9 @@ export class ServerState {
       entry.active.set(model, (entry.active.get(model) ?? 0) + 1);
       entry.residency.sent(model);
     }
+    if (tenant) this.tenants.add(tenant, 1);
     this.#changed(entry);
-    return new Admission(server, entry, this.#now(), pass, model, entry.inFlight, entry.ended, warm);
+    return new Admission(server, entry, this.#now(), pass, model, entry.inFlight, entry.ended, warm, tenant);
   }
 
   /** Holds a slot for a request about to begin there, so nobody else takes it in between. */
@@ -201,6 +206,7 @@ export class ServerState {
     const { entry, pass } = t;
     const now = this.#now();
     entry.inFlight--;
+    if (t.tenant) this.tenants.add(t.tenant, -1);
     if (t.model !== undefined) entry.active.set(t.model, (entry.active.get(t.model) ?? 1) - 1);
     entry.counts.add(now, outcome === "failed");
     if (outcome === "failed") {

@@ -187,7 +187,7 @@ Deno.test("server state: status is plain JSON", () => {
     lastProbeAt: clock.t,
     models: ["m1"],
     reserved: 0,
-    slots: 4,
+    slots: 1,
     slotsSource: "learned",
   });
   status[1].models!.push("mutated");
