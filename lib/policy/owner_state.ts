@@ -30,20 +30,48 @@ export interface Mine {
 
 export class OwnerState {
   /** Requests in progress, each with what it reserved here (nothing, where this owner caps no tokens). */
-  readonly live = new Map<object, Part>();
+  readonly #live = new Map<object, Part>();
   billed: Billed[] = [];
+  /** Counts the changes to what the share shows. */
+  version = 0;
+  /** The version the store shows, as far as this process wrote it. */
+  published = 0;
   /** Asks waiting for a decision on this owner: while there are any, the state must not be forgotten. */
   asking = 0;
-  /** A change the store does not show yet. */
+  /** A write is wanted: a change, or the lease's renewal. */
   dirty = false;
   publishing?: Promise<void>;
 
   constructor(readonly key: Deno.KvKey) {}
 
+  get live(): ReadonlyMap<object, Part> {
+    return this.#live;
+  }
+
+  hold(request: object, part: Part): void {
+    this.#live.set(request, part);
+    this.version++;
+  }
+
+  release(request: object): void {
+    if (this.#live.delete(request)) this.version++;
+  }
+
+  bill(entry: Billed): void {
+    this.billed.push(entry);
+    this.version++;
+  }
+
+  /** The ledger wrote `entry`'s record: the share no longer shows its tokens. */
+  written(entry: Billed, at: number): void {
+    entry.writtenAt = at;
+    this.version++;
+  }
+
   mine(period: PeriodName, labels: PeriodKeys, readAt: number): Mine {
     const label = labels[period];
     const held: Mine = { reserved: 0, billed: 0 };
-    for (const part of this.live.values()) if (part.labels[period] === label) held.reserved += part.tokens;
+    for (const part of this.#live.values()) if (part.labels[period] === label) held.reserved += part.tokens;
     for (const b of this.billed) {
       if (b.labels[period] === label && (b.writtenAt === undefined || b.writtenAt > readAt)) {
         held.billed += b.tokens;
@@ -61,10 +89,10 @@ export class OwnerState {
     const add = ({ labels, tokens: n }: Part) => {
       if (n > 0) tokens[labels.day] = (tokens[labels.day] ?? 0) + n;
     };
-    for (const part of this.live.values()) add(part);
+    for (const part of this.#live.values()) add(part);
     for (const b of this.billed) if (b.writtenAt === undefined) add(b);
-    if (this.live.size === 0 && Object.keys(tokens).length === 0) return undefined;
-    return { until, inflight: this.live.size, tokens };
+    if (this.#live.size === 0 && Object.keys(tokens).length === 0) return undefined;
+    return { until, inflight: this.#live.size, tokens };
   }
 
   /** Forgets billed tokens that no read begun at or after `oldestRead` needs. */
@@ -75,7 +103,7 @@ export class OwnerState {
 
   /** Nothing held, asked for or left to publish: the state can be forgotten. */
   get idle(): boolean {
-    return this.live.size === 0 && this.billed.length === 0 && this.asking === 0 && !this.dirty &&
-      !this.publishing;
+    return this.#live.size === 0 && this.billed.length === 0 && this.asking === 0 && !this.dirty &&
+      !this.publishing && this.published === this.version;
   }
 }

@@ -13,7 +13,8 @@
  * process's new share with a check of the record's versionstamp, so two decisions on one owner anywhere are
  * serialised: the later one reads again. The counters need no check: tokens reach them only from the ledger,
  * while the process that billed them still shows them in its share, and it drops them from its share only
- * after the write; a snapshot therefore counts each token at least once.
+ * after the write; a snapshot therefore counts each token at least once. A process counts its own part from
+ * memory (`owner_state.ts`), which is exact at once, and the others' from the snapshot.
  *
  * Cost. A key and user with no limit: nothing. With limits: one `getMany` and one commit per decision; the
  * requests of one key that arrive while a decision is in flight are decided together by the next one. After a
@@ -28,7 +29,10 @@
  * Decisions where the spec is silent. A request whose output does not fit is admitted with its output ceiling
  * lowered to what the caps still allow (`num_predict` / `max_tokens` is set to it); it is refused (429
  * `quota_exceeded`) only when not one output token fits beside its prompt. A request that names no bound and
- * whose key has no `--max-predict` reserves, and is limited to, the configured default output.
+ * whose key has no `--max-predict` reserves, and is limited to, the configured default output. The
+ * per-minute rate limit stays a separate, earlier check: its slots are claimed ahead in memory so that it
+ * costs no store round trip, and it refuses before the body is read, while a reservation needs the shaped
+ * request; a request refused here has spent its rate-limit slot, as one refused by a quota always did.
  */
 import { ConcurrencyLimited, type GatewayError, StoreUnavailable } from "../errors.ts";
 import { counterId } from "../usage/kv_layout.ts";
@@ -37,6 +41,8 @@ import { type Billed, OwnerState, type Part } from "./owner_state.ts";
 import { type Cap, type KeyLimits, liftsLast, type OwnerLimit, tooLittleLeft, usedUp } from "./quotas.ts";
 
 const DEFAULT_LEASE_MS = 30_000;
+/** How long a change waits to be published, so that changes close together make one write. */
+const PUBLISH_DELAY_MS = 20;
 /** A decision loses a race only to another that succeeded; this bounds nothing real, it stops a loop. */
 const MAX_ATTEMPTS = 100;
 
@@ -214,6 +220,7 @@ export class Reservations {
         }
       } catch (error) {
         for (const hold of granted) this.#release(hold);
+        if (granted.length) { for (const state of states) this.#publish(state); }
         throw error;
       } finally {
         this.#reads.delete(readAt);
@@ -229,12 +236,15 @@ export class Reservations {
   async #commit(states: OwnerState[], holdings: Deno.KvEntryMaybe<Holdings>[]): Promise<boolean> {
     const wall = this.#wall();
     const op = this.#kv.atomic();
-    states.forEach((state, i) => {
+    const versions = states.map((state, i) => {
       op.check(holdings[i]);
       const next = withShare(holdings[i].value, this.#me, state.share(wall + this.#leaseMs), wall);
       this.#put(op, state.key, next);
+      return state.version;
     });
-    return (await op.commit()).ok;
+    if (!(await op.commit()).ok) return false;
+    states.forEach((state, i) => state.published = Math.max(state.published, versions[i]));
+    return true;
   }
 
   #put(op: Deno.AtomicOperation, key: Deno.KvKey, holdings: Holdings): void {
@@ -280,7 +290,7 @@ export class Reservations {
       };
     });
     const hold = new Hold((h, billed) => this.#settle(h, billed), parts, output);
-    for (const { state, part } of parts) state.live.set(hold, part);
+    for (const { state, part } of parts) state.hold(hold, part);
     return hold;
   }
 
@@ -299,18 +309,20 @@ export class Reservations {
 
   /** Takes back a hold whose decision was not committed. */
   #release(hold: Hold): void {
-    for (const { state } of hold.parts) state.live.delete(hold);
+    for (const { state } of hold.parts) state.release(hold);
   }
 
   #settle(hold: Hold, billed: number): void {
     for (const { state, part, tokens, places } of hold.parts) {
-      state.live.delete(hold);
+      state.release(hold);
       if (tokens && billed > 0) {
         const entry: Billed = { labels: part.labels, tokens: billed };
-        state.billed.push(entry);
+        state.bill(entry);
         this.#unwritten.push([state, entry]);
-        // Requests that end in the same turn share one wait for the ledger.
-        if (this.#unwritten.length === 1) this.#track(Promise.resolve().then(() => this.#awaitWritten()));
+        // Requests that end close together share one flush of the ledger.
+        if (this.#unwritten.length === 1) {
+          this.#track(sleep(PUBLISH_DELAY_MS).then(() => this.#awaitWritten()));
+        }
       }
       // A place is given back at once; tokens once the ledger wrote them, unless none were billed.
       if (places || (tokens && billed === 0)) this.#publish(state);
@@ -333,18 +345,21 @@ export class Reservations {
     }
     const writtenAt = ++this.#seq;
     for (const [state, entry] of batch) {
-      entry.writtenAt = writtenAt;
+      state.written(entry, writtenAt);
       this.#publish(state);
     }
   }
 
-  /** Writes this process's current share of `state`'s owner, soon; several changes meanwhile make one write. */
+  /**
+   * Writes this process's current share of `state`'s owner shortly, unless a decision on it wrote it by then:
+   * changes that come close together, and the decisions among them, make one write.
+   */
   #publish(state: OwnerState): void {
-    state.dirty = true;
     if (state.publishing || this.#closed) return;
     const work = (async () => {
       try {
-        while (state.dirty) {
+        await sleep(PUBLISH_DELAY_MS);
+        while (state.dirty || state.published !== state.version) {
           state.dirty = false;
           if (!await this.#write(state)) {
             // The renewal tries again.
@@ -366,11 +381,18 @@ export class Reservations {
         const entry = await this.#kv.get<Holdings>(state.key);
         state.prune(this.#oldestRead());
         const wall = this.#wall();
+        const version = state.version;
         const mine = state.share(wall + this.#leaseMs);
-        if (!mine && !entry.value?.[this.#me]) return true;
+        if (!mine && !entry.value?.[this.#me]) {
+          state.published = Math.max(state.published, version);
+          return true;
+        }
         const op = this.#kv.atomic().check(entry);
         this.#put(op, state.key, withShare(entry.value, this.#me, mine, wall));
-        if ((await op.commit()).ok) return true;
+        if ((await op.commit()).ok) {
+          state.published = Math.max(state.published, version);
+          return true;
+        }
       } catch (error) {
         console.error("gateway: reservations: cannot publish holdings:", error);
         return false;
@@ -390,8 +412,11 @@ export class Reservations {
   #renew(): void {
     for (const [id, state] of this.#owners) {
       state.prune(this.#oldestRead());
-      if (state.live.size || state.billed.length || state.dirty) this.#publish(state);
-      else if (state.idle) this.#owners.delete(id);
+      if (state.live.size || state.billed.length) {
+        state.dirty = true;
+        this.#publish(state);
+      } else if (state.idle) this.#owners.delete(id);
+      else this.#publish(state);
     }
   }
 
