@@ -11,11 +11,18 @@
  * included), if fewer, since a server that queues runs no more than that; and c is not tried again for the
  * hold time. One such request alone may be a pause of the gateway's own (a collection, a busy machine): it
  * counts once another one came within the hold time. A request sent
- * while the figure was all in use that did not queue shows the server takes one more: the figure grows by one.
- * A short wait behind a request that was nearly done can pass for no wait; it lets the figure probe one level
- * too high, where the next queued request brings it back and holds that level. A request that waited for its
- * model to load counts too (while it waited nothing else ended, or something did and freed the slot it took);
- * only the usual first byte leaves out the ones that waited for a load.
+ * while the figure was all in use whose first byte came before anything else there ended cannot have waited
+ * for a slot: the server runs one more than the figure, which grows by one. Nor can one that came quicker
+ * than usual, though another ended (for whole answers, whose ends often overlap); a short wait behind a
+ * request that was nearly done may pass for that, letting the figure probe a level too high, where the next
+ * queued request brings it back and holds that level. A request that waited for its model to load counts too
+ * (while it waited nothing else ended, or something did and freed the slot it took); only the usual first
+ * byte leaves out the ones that waited for a load.
+ *
+ * Streams give one more certainty: two streams that both had their first byte and neither ended were
+ * running at the same time, so the server runs at least as many as were seen so (within the proof's life).
+ * The figure never drops below that, whatever a slow first byte seemed to say: a long prompt's evaluation
+ * looks like a wait, and would otherwise halve a server's figure.
  *
  * The cost of learning is a request or two that waits inside a server each hold time, while the figure probes
  * one above what the server runs; everything else waits at the gateway, where a freed slot anywhere serves it.
@@ -30,13 +37,21 @@ export interface LearningOptions {
   holdMs: number;
   /** Noise allowed above twice the usual first byte before a wait counts as queueing, ms. */
   marginMs: number;
+  /** How long streams seen running at once prove the server runs that many, ms. */
+  proofMs: number;
 }
 
 /**
  * The usual figure of llama.cpp's server and LM Studio, and Ollama's automatic default before it became 1:
  * learning reaches 1 after two queued answers, and 4 lets the first few requests of a new fleet spread.
  */
-export const LEARNING: LearningOptions = { start: 1, max: 64, holdMs: 30_000, marginMs: 50 };
+export const LEARNING: LearningOptions = {
+  start: 1,
+  max: 64,
+  holdMs: 30_000,
+  marginMs: 50,
+  proofMs: 600_000,
+};
 
 /** What one answered request tells about its server. */
 export interface Sample {
@@ -60,6 +75,9 @@ export class LearnedSlots {
   readonly #base = new Float64Array(BASE_SAMPLES);
   #baseSize = 0;
   #baseNext = 0;
+  /** Most streams seen running at once, and when. */
+  #proven = 0;
+  #provenAt = 0;
   /** When a request last queued, while unconfirmed. */
   #suspectedAt?: number;
   /** Per level: until when it is not tried again. */
@@ -73,6 +91,15 @@ export class LearnedSlots {
     return this.#limit;
   }
 
+  /** `streams` were running there at once (each past its first byte, none ended). */
+  sawRunning(streams: number, now: number): void {
+    if (now - this.#provenAt > this.options.proofMs) this.#proven = 0;
+    if (streams < this.#proven) return;
+    this.#proven = Math.min(streams, this.options.max);
+    this.#provenAt = now;
+    if (this.#limit < this.#proven) this.#limit = this.#proven;
+  }
+
   observe(sample: Sample, now: number): void {
     const { level, ms } = sample;
     if (sample.othersEnded && ms > 2 * this.#median() + this.options.marginMs) {
@@ -80,7 +107,11 @@ export class LearnedSlots {
       return;
     }
     // A first byte that waited for a load says nothing of the server's usual.
+    const usual = this.#median();
     if (sample.warm) this.#addBase(ms);
+    // After another ended, only a first byte quicker than usual is taken as no wait; a stream needs no such
+    // guess, as streams seen running together prove what the server runs.
+    if (sample.othersEnded && (sample.streaming !== undefined || ms > usual)) return;
     if (level >= this.#limit && level < this.options.max && now >= (this.#heldUntil.get(level + 1) ?? 0)) {
       this.#limit = level + 1;
     }
@@ -92,7 +123,8 @@ export class LearnedSlots {
     this.#suspectedAt = now;
     if (before === undefined || now - before > this.options.holdMs) return;
     this.#heldUntil.set(level, now + this.options.holdMs);
-    this.#limit = Math.max(1, Math.min(this.#limit, level - 1, streaming));
+    const floor = now - this.#provenAt > this.options.proofMs ? 1 : Math.max(1, this.#proven);
+    this.#limit = Math.max(floor, Math.min(this.#limit, level - 1, streaming));
   }
 
   #addBase(ms: number): void {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { LearnedSlots } from "./learned_slots.ts";
 
-const options = { start: 4, max: 64, holdMs: 30_000, marginMs: 25 };
+const options = { start: 4, max: 64, holdMs: 30_000, marginMs: 25, proofMs: 600_000 };
 /** The first queued answer is only suspected: one more confirms it. */
 const suspect = (learned: LearnedSlots, at: number) => learned.observe(queued(9), at);
 const clean = (level: number) => ({ level, ms: 100, othersEnded: false, warm: true });
@@ -72,4 +72,19 @@ Deno.test("learned slots: never below one, never above the maximum", () => {
   assert.equal(learned.limit, 1);
   for (let level = 1; level <= 5; level++) learned.observe(clean(level), 10 + level);
   assert.equal(learned.limit, 3);
+});
+
+Deno.test("learned slots: streams seen running at once set a floor a slow first byte cannot go below", () => {
+  const learned = new LearnedSlots({ ...options, start: 1 });
+  learned.sawRunning(2, 0);
+  assert.equal(learned.limit, 2);
+  for (let i = 0; i < 4; i++) learned.observe(clean(1), i);
+  // A long prompt's evaluation, while the other stream ended: it looks like a wait at level 2.
+  learned.observe({ level: 2, ms: 900, othersEnded: true, warm: true, streaming: 1 }, 10);
+  learned.observe({ level: 2, ms: 900, othersEnded: true, warm: true, streaming: 1 }, 11);
+  assert.equal(learned.limit, 2);
+  // Once the proof is old, the same evidence counts.
+  learned.observe({ level: 2, ms: 900, othersEnded: true, warm: true, streaming: 1 }, 700_000);
+  learned.observe({ level: 2, ms: 900, othersEnded: true, warm: true, streaming: 1 }, 700_001);
+  assert.equal(learned.limit, 1);
 });

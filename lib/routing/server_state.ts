@@ -193,6 +193,7 @@ export class ServerState {
     const now = this.#now();
     t.entry.latency.add(now, now - t.startedAt);
     t.entry.streaming++;
+    t.entry.learned.sawRunning(t.entry.streaming, now);
     this.#learn(t, now, t.entry.streaming);
     t.entry.breaker.success(t.pass);
     this.#changed(t.entry);
