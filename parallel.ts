@@ -1,17 +1,22 @@
 /**
  * `deno task start:parallel`: one gateway worker per core (`GATEWAY_WORKERS`), each a whole gateway on its own
  * listener; all listen on one port (SO_REUSEPORT), so the kernel spreads connections among them, and each keeps
- * the bounds of the gateway's own listener. The first worker takes `PORT` (0: one the system chooses), the
+ * the bounds of the gateway's own listener. The servers' load is counted in memory all workers share, so a
+ * server's slots are what the process sends it, not what each worker does. The first worker takes `PORT` (0: one the system chooses), the
  * others the same. Signals are the workers' to handle: each drains and flushes its own ledger, and the last
  * one to finish ends the process.
  */
 import { loadConfig } from "./lib/config.ts";
+import { SharedLoad } from "./lib/routing/mod.ts";
 
 const config = loadConfig();
 const count = config.workers ?? navigator.hardwareConcurrency;
 
 // Without a listener here the default action of a signal would end the process before the workers drain.
 for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => {});
+
+// A server's slots hold for the whole process: every worker counts every worker's requests there.
+const shared = SharedLoad.allocate();
 
 function startWorker(port: number): Promise<{ worker: Worker; port: number }> {
   const worker = new Worker(new URL("./parallel_worker.ts", import.meta.url), { type: "module" });
@@ -24,7 +29,7 @@ function startWorker(port: number): Promise<{ worker: Worker; port: number }> {
       event.preventDefault();
       reject(event.error ?? new Error(event.message));
     };
-    worker.postMessage({ port });
+    worker.postMessage({ port, shared });
   });
 }
 

@@ -1,7 +1,8 @@
 /**
  * One worker of `deno task start:parallel`: the whole gateway (its own caches, leases and ledger over the
  * shared store) on its own listener, which shares the port with the other workers. It listens once told the
- * port, and says which port it got, so that a port chosen by the system (0) is the same for all.
+ * port (and given the servers' load shared by all workers), and says which port it got, so that a port chosen by
+ * the system (0) is the same for all.
  */
 import { loadConfig } from "./lib/config.ts";
 import { openStore } from "./lib/store/kv.ts";
@@ -11,17 +12,18 @@ import { Drain } from "./lib/http/drain.ts";
 import { listenForGateway } from "./lib/http/serve.ts";
 import type { Listening } from "./lib/http/listener.ts";
 import { coordinateShutdown } from "./lib/http/worker_shutdown.ts";
+import { SharedLoad } from "./lib/routing/mod.ts";
 import { manifest } from "./routes.gen.ts";
 
 // Set before the first await: a message that arrives while no handler is set is lost.
 const worker = self as unknown as Worker;
-const port = new Promise<number>((resolve) => {
-  worker.onmessage = ({ data }: MessageEvent<{ port: number }>) => resolve(data.port);
+const told = new Promise<{ port: number; shared: SharedArrayBuffer }>((resolve) => {
+  worker.onmessage = ({ data }) => resolve(data);
 });
 
 const config = loadConfig();
 const kv = await openStore(config.kvPath);
-const deps = await createDeps(config, kv);
+const deps = await createDeps(config, kv, new SharedLoad((await told).shared));
 const app = buildApp(deps, manifest);
 const drain = new Drain({ graceMs: config.shutdownGraceMs });
 // Filled in once listening; a signal may come before.
@@ -37,5 +39,5 @@ coordinateShutdown({
   hangMs: config.shutdownGraceMs + 15_000,
 });
 
-served.listening = listenForGateway(app, { ...config, port: await port }, drain, true);
+served.listening = listenForGateway(app, { ...config, port: (await told).port }, drain, true);
 worker.postMessage({ port: served.listening.addr.port });

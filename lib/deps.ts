@@ -8,7 +8,7 @@ import type { UsageSink } from "./usage/types.ts";
 import { UsageLedger } from "./usage/mod.ts";
 import { LiveTotals } from "./usage/live_totals.ts";
 import { Policy } from "./policy/mod.ts";
-import { HealthProber, Scheduler, ServerState } from "./routing/mod.ts";
+import { HealthProber, Scheduler, ServerState, type SharedLoad } from "./routing/mod.ts";
 import { Reachability } from "./backends/reachability.ts";
 import { GatewayMetrics } from "./metrics/mod.ts";
 
@@ -66,6 +66,7 @@ export function routingServices(
   fetcher: typeof fetch,
   now = Date.now,
   random = Math.random,
+  shared?: SharedLoad,
 ) {
   const servers = new ServerState({
     now,
@@ -76,6 +77,7 @@ export function routingServices(
     },
     declaredSlots: (name) => view.snapshot.servers.get(name)?.slots,
     learning: config.defaultSlots === undefined ? undefined : { start: config.defaultSlots },
+    shared,
   });
   const prober = new HealthProber({
     fetch: fetcher,
@@ -98,9 +100,10 @@ export function routingServices(
   return { servers, prober, scheduler, reach: new Reachability() };
 }
 
-export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDeps> {
+/** `shared`: the servers' load over every worker of the process, for a worker of `start:parallel`. */
+export async function createDeps(config: Config, kv: Deno.Kv, shared?: SharedLoad): Promise<GatewayDeps> {
   const view = await StoreView.open(kv, config.reloadIntervalMs, Date.now);
-  const routing = routingServices(config, view, globalThis.fetch);
+  const routing = routingServices(config, view, globalThis.fetch, Date.now, Math.random, shared);
   routing.prober.start();
   return {
     config,
@@ -117,6 +120,7 @@ export async function createDeps(config: Config, kv: Deno.Kv): Promise<GatewayDe
 export async function closeDeps(deps: Deps): Promise<void> {
   deps.view.close();
   deps.scheduler.close();
+  deps.servers.close();
   await deps.prober?.stop();
   // The ledger's last flush first: then the policy's holdings in the store have no billed tokens left to keep.
   if (deps.usage instanceof UsageLedger) await deps.usage.close();

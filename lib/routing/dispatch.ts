@@ -27,12 +27,12 @@ export async function dispatch<T>(
   let full = 0;
   for (const candidate of candidates) {
     const { server, slots, reserved, tenant } = candidate;
-    // Failover never piles onto a server that is already running all it can.
-    if (!reserved && slots !== undefined && servers.load(server.name) >= slots) {
+    // Failover never piles onto a server that is already running all it can (in any worker).
+    if (!reserved && slots !== undefined && !servers.reserve(server.name, slots)) {
       full++;
       continue;
     }
-    const ticket = servers.begin(server.name, candidate.model.tag, reserved, tenant);
+    const ticket = servers.begin(server.name, candidate.model.tag, reserved || slots !== undefined, tenant);
     if (!ticket) {
       skipped++;
       continue;

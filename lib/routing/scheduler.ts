@@ -101,7 +101,9 @@ export class Scheduler {
     const pending: Pending = { model, prints, roles, affinity, tenant };
     if (this.#queue.depth(model) === 0) {
       const ranking = rank(candidates, state, { ...pending, random });
-      if (ranking.room && (ranking.warm || this.#coldStartPays(ranking, 1, 0))) {
+      const go = ranking.room && (ranking.warm || this.#coldStartPays(ranking, 1, 0));
+      // Another worker may have taken the last slot since the ranking: then this one waits like the rest.
+      if (go && state.reserve(ranking.order[0].server.name, ranking.order[0].slots)) {
         return this.#admitted(ranking.order, ranking.reason, 0, pending);
       }
     }
@@ -169,10 +171,9 @@ export class Scheduler {
     return promise;
   }
 
-  /** Holds the first candidate's slot; `begin` there turns the hold into the request's claim. */
+  /** The first candidate's slot is held for it (`reserve`); `begin` there turns the hold into its claim. */
   #admitted(order: Candidate[], reason: RouteReason, waitedMs: number, pending: Pending): Route {
     const [first, ...rest] = order;
-    this.options.state.reserve(first.server.name);
     const { tenant } = pending;
     return this.#route(
       [{ ...first, reserved: true, tenant }, ...(tenant ? rest.map((c) => ({ ...c, tenant })) : rest)],
@@ -229,8 +230,13 @@ export class Scheduler {
           const mayLoad = pass === "any";
           const go = ranking.room && (pass === "affine" ? ranking.affine : ranking.warm ||
             (mayLoad && this.#coldStartPays(ranking, this.#queue.depth(w.model), now() - w.enqueuedAt)));
-          if (!go || !this.#queue.remove(w, true)) {
+          const first = ranking.order[0];
+          if (!go || !state.reserve(first.server.name, first.slots)) {
             passed.push(w);
+            continue;
+          }
+          if (!this.#queue.remove(w, true)) {
+            state.release(first.server.name);
             continue;
           }
           // Going first for a cached prefix or a loaded model is bounded: whoever it overtakes soon goes next.

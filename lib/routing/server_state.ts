@@ -17,6 +17,7 @@ import type { ModelFacts } from "./model_facts.ts";
 import { canonicalModel } from "./canonical_model.ts";
 import { LearnedSlots, LEARNING, type LearningOptions } from "./learned_slots.ts";
 import { Residency } from "./residency.ts";
+import type { SharedLoad } from "./shared_load.ts";
 import { type Tenant, TenantCounts } from "./tenants.ts";
 import type {
   Health,
@@ -46,6 +47,8 @@ export interface ServerStateOptions {
   declaredSlots?: (server: string) => number | undefined;
   /** How the slots of a server that neither declares nor shows them are learned. */
   learning?: Partial<LearningOptions>;
+  /** Every worker's load on each server, when this is one worker of several in a process. */
+  shared?: SharedLoad;
 }
 
 /** A server's slots as the scheduler uses them, and where the figure came from. */
@@ -117,10 +120,22 @@ export class ServerState {
   readonly #now: () => number;
 
   readonly #learnStart: number;
+  readonly #shared?: SharedLoad;
+  readonly #unwatch?: () => void;
 
   constructor(readonly options: ServerStateOptions) {
     this.#now = options.now;
     this.#learnStart = new LearnedSlots({ ...LEARNING, ...options.learning }).limit;
+    this.#shared = options.shared;
+    // A slot freed in another worker is news to this one's wait queue.
+    this.#unwatch = options.shared?.watch(() => {
+      for (const listener of this.#listeners) listener("");
+    });
+  }
+
+  /** Stops following the other workers. */
+  close(): void {
+    this.#unwatch?.();
   }
 
   /**
@@ -129,10 +144,15 @@ export class ServerState {
    */
   begin(server: string, model?: string, reserved = false, tenant?: Tenant): Ticket | undefined {
     const entry = this.#entry(server);
-    if (reserved && entry.reserved > 0) entry.reserved--;
-    if (entry.health === "down") return this.#changed(entry);
-    const pass = entry.breaker.admit();
-    if (!pass) return this.#changed(entry);
+    const unreserved = reserved && entry.reserved > 0;
+    if (unreserved) entry.reserved--;
+    const pass = entry.health === "down" ? undefined : entry.breaker.admit();
+    if (!pass) {
+      if (unreserved) this.#shared?.add(server, -1);
+      return this.#changed(entry);
+    }
+    // A promised slot turns into the claim: every worker's count stays as it was.
+    if (!unreserved) this.#shared?.add(server, 1);
     entry.inFlight++;
     let warm = false;
     if (model !== undefined) {
@@ -142,16 +162,34 @@ export class ServerState {
     }
     if (tenant) this.tenants.add(tenant, 1);
     this.#changed(entry);
-    return new Admission(server, entry, this.#now(), pass, model, entry.inFlight, entry.ended, warm, tenant);
+    const shared = this.#shared;
+    const level = shared ? shared.load(server) : entry.inFlight;
+    const ended = shared ? shared.ended(server) : entry.ended;
+    return new Admission(server, entry, this.#now(), pass, model, level, ended, warm, tenant);
   }
 
-  /** Holds a slot for a request about to begin there, so nobody else takes it in between. */
-  reserve(server: string): void {
+  /**
+   * Holds a slot for a request about to begin there, so nobody else takes it in between; false when the
+   * server already has `slots` in use or promised (by this worker, or by any where workers share the load).
+   */
+  reserve(server: string, slots = Infinity): boolean {
+    if (this.#shared ? !this.#shared.claim(server, slots) : this.load(server) >= slots) return false;
     this.#entry(server).reserved++;
+    return true;
   }
 
-  /** Slots in use or promised. */
+  /** Gives back a slot held by `reserve` that no request will use. */
+  release(server: string): void {
+    const entry = this.#entry(server);
+    if (entry.reserved === 0) return;
+    entry.reserved--;
+    this.#shared?.add(server, -1);
+    this.#changed(entry);
+  }
+
+  /** Slots in use or promised, by every worker. */
   load(server: string): number {
+    if (this.#shared) return this.#shared.load(server);
     const entry = this.#servers.get(server);
     return entry ? entry.inFlight + entry.reserved : 0;
   }
@@ -221,6 +259,10 @@ export class ServerState {
       } else entry.breaker.release(pass);
     }
     entry.ended++;
+    if (this.#shared) {
+      this.#shared.end(t.server);
+      this.#shared.add(t.server, -1);
+    }
     if (t.answered) entry.streaming--;
     this.#changed(entry);
   }
@@ -229,7 +271,7 @@ export class ServerState {
     t.entry.learned.observe({
       level: t.level,
       ms: now - t.startedAt,
-      othersEnded: t.entry.ended > t.endedBefore,
+      othersEnded: (this.#shared ? this.#shared.ended(t.server) : t.entry.ended) > t.endedBefore,
       warm: t.warm,
       streaming,
     }, now);
