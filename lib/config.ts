@@ -41,6 +41,15 @@ const ConfigSchema = z.object({
   GATEWAY_MAX_ANSWER_BYTES: positiveInt(64 * 1024 * 1024),
   /** Longest silence allowed between two chunks of a streamed backend answer. */
   GATEWAY_IDLE_TIMEOUT_MS: positiveInt(60_000),
+  /**
+   * Longest a streamed answer waits for its client to take more bytes while the answer has more; then the
+   * stream ends (partial), freeing its server slot and cancelling the backend call. A client that reads
+   * nothing for this long has several MB of its answer unread in socket buffers: it is not reading. Long
+   * enough for a client paused in a debugger or a mobile link's retransmission stalls; no longer than a
+   * queued request waits for a slot (`GATEWAY_QUEUE_WAIT_MS`), so a stalled reader holds a slot no longer
+   * than a waiter would wait for it.
+   */
+  GATEWAY_CLIENT_STALL_TIMEOUT_MS: positiveInt(30_000),
   /** Consecutive failures that open a server's circuit breaker. */
   GATEWAY_BREAKER_FAILURES: positiveInt(5),
   /** How long an open breaker keeps a server out before one trial request. */
@@ -125,6 +134,7 @@ export interface Config {
   firstByteTimeoutMs: number;
   responseTimeoutMs: number;
   idleTimeoutMs: number;
+  clientStallTimeoutMs: number;
   maxAnswerBytes: number;
   reloadIntervalMs: number;
   breakerFailures: number;
@@ -175,6 +185,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
     responseTimeoutMs: e.GATEWAY_RESPONSE_TIMEOUT_MS,
     idleTimeoutMs: e.GATEWAY_IDLE_TIMEOUT_MS,
+    clientStallTimeoutMs: e.GATEWAY_CLIENT_STALL_TIMEOUT_MS,
     maxAnswerBytes: e.GATEWAY_MAX_ANSWER_BYTES,
     reloadIntervalMs: e.GATEWAY_RELOAD_INTERVAL_MS,
     breakerFailures: e.GATEWAY_BREAKER_FAILURES,

@@ -23,6 +23,7 @@ export type ErrorCode =
   | "store_unavailable"
   | "shutting_down"
   | "client_closed"
+  | "client_stalled"
   | "queue_full"
   | "queue_timeout"
   | "internal_error";
@@ -256,6 +257,16 @@ export class BackendFailure extends GatewayError {
 export class ClientClosed extends GatewayError {
   constructor() {
     super(499, "client_closed", "The client closed the connection before the answer was ready");
+  }
+}
+
+/**
+ * The client took none of a streamed answer's bytes for the allowed time while the answer had more: the stream
+ * is cut so its server slot and backend call are not held for a reader who stopped reading.
+ */
+export class ClientStalled extends GatewayError {
+  constructor(limitMs: number) {
+    super(408, "client_stalled", `The client read nothing of the answer for ${limitMs} ms`);
   }
 }
 

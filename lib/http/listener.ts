@@ -58,6 +58,7 @@ export interface Listening {
 }
 
 import { SecretMemo } from "../auth/secret_memo.ts";
+import { ClientStalled } from "../errors.ts";
 
 /**
  * Connections taken at most when the configuration does not say: the runtime cannot read its descriptor
@@ -162,7 +163,8 @@ function ownListener(
   Deno.unrefTimer(sweep);
 
   const onError = (error: unknown) => {
-    console.error("gateway: unexpected failure:", error);
+    // A stream cut off its client on purpose (lib/http/stream_response.ts) is errored, and so reported here.
+    if (!(error instanceof ClientStalled)) console.error("gateway: unexpected failure:", error);
     return new Response(null, { status: 500 });
   };
 

@@ -1,14 +1,16 @@
 /**
  * @module A streamed answer as an HTTP response. The body is pulled: the next backend event is read only when
  * the client has taken the previous one, so a slow client slows the backend instead of filling memory. A client
- * that leaves aborts the backend call at once. After the first byte an error can no longer change the
- * status, so it ends the stream in the face's own error form; a gateway that stops ends its open streams the
- * same way.
+ * that leaves aborts the backend call at once; one that stops taking bytes (the socket's buffers full, so the
+ * runtime stops pulling) for the stall timeout is cut off the same way, so it holds no server slot. After the
+ * first byte an error can no longer change the status, so it ends the stream in the face's own error form; a
+ * gateway that stops ends its open streams the same way.
  */
 import type { ChatEvent } from "../chat/types.ts";
-import { BackendFailure, GatewayError } from "../errors.ts";
+import { BackendFailure, ClientStalled, GatewayError } from "../errors.ts";
 import type { StreamRenderer } from "../faces/mod.ts";
 import type { EventStream } from "../backends/stream_reading.ts";
+import { clearDeadline, type Deadline, deadline } from "./deadlines.ts";
 import { responseWith } from "./respond.ts";
 
 export interface StreamEnd {
@@ -68,11 +70,16 @@ const STREAM_HEADERS = { "Cache-Control": "no-cache", "X-Accel-Buffering": "no" 
 /** Every stream of this isolate, unless a caller keeps its own set. */
 export const openStreams = new OpenStreams();
 
+/** The configuration's default (`GATEWAY_CLIENT_STALL_TIMEOUT_MS`). */
+const STALL_MS = 30_000;
+
 export function streamResponse(
   renderer: StreamRenderer,
   stream: EventStream,
   onEnd: (end: StreamEnd) => void,
   streams: OpenStreams = openStreams,
+  /** How long the client may take nothing while the answer has more before the stream is cut. */
+  stallMs: number = STALL_MS,
   /** More headers for the response (the route taken, the rate-limit state). */
   ...headers: Record<string, string>[]
 ): Response {
@@ -81,9 +88,28 @@ export function streamResponse(
   const end: StreamEnd = { clientLeft: false, deliveredChars: 0 };
   let ended = false;
   let forget = () => {};
+  // Since when the stream has waited for the client to take its last chunk; undefined while it waits for the
+  // backend instead, which the backend's idle timeout bounds.
+  let waitingSince: number | undefined;
+  // One deadline at a time per stream, armed when a wait begins and none is armed; when it fires during a
+  // wait that began later, it is armed again for the rest. A deadline per chunk would cost every chunk.
+  let stallWatch: Deadline | undefined;
+  let cut = (_error: GatewayError) => {};
+  const checkStall = () => {
+    stallWatch = undefined;
+    if (ended || waitingSince === undefined) return;
+    const waited = performance.now() - waitingSince;
+    if (waited < stallMs) stallWatch = deadline(stallMs - waited, checkStall);
+    else cut(new ClientStalled(stallMs));
+  };
+  const waitForClient = () => {
+    waitingSince = performance.now();
+    stallWatch ??= deadline(stallMs, checkStall);
+  };
   const finish = () => {
     if (ended) return;
     ended = true;
+    clearDeadline(stallWatch);
     forget();
     // Unwinds the backend side however the stream ended: its reader, idle timer and connection are let go now,
     // not when a timer that still points at them fires.
@@ -97,6 +123,14 @@ export function streamResponse(
 
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      // The client takes nothing, so an error form sent now would never arrive: the body is errored, which
+      // makes the runtime close the connection, and the rest is as when a client leaves.
+      cut = (error) => {
+        end.error = error;
+        stream.abort();
+        controller.error(error);
+        finish();
+      };
       forget = streams.add((error) => {
         if (ended) return;
         end.error = error;
@@ -107,6 +141,7 @@ export function streamResponse(
       });
     },
     async pull(controller) {
+      waitingSince = undefined;
       try {
         for (;;) {
           const next = await events.next();
@@ -123,7 +158,10 @@ export function streamResponse(
             controller.close();
             return finish();
           }
-          if (text) return send(controller, text);
+          if (text) {
+            send(controller, text);
+            return waitForClient();
+          }
         }
       } catch (error) {
         if (ended) return;

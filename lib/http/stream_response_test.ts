@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { OpenStreams, type StreamEnd, streamResponse } from "./stream_response.ts";
+import type { ChatEvent } from "../chat/types.ts";
+import type { StreamRenderer } from "../faces/mod.ts";
+
+const renderer: StreamRenderer = {
+  contentType: "text/plain",
+  event: (e) => e.type === "delta" ? e.content ?? "" : "[end]",
+  error: (e) => `[error ${e.code}]`,
+};
+
+const STALL_MS = 100;
+
+/**
+ * `promise`, failing if it takes over 10 s. Its timer also keeps the test alive while the stream's deadline
+ * runs: deadlines do not, since in the gateway the client's socket does.
+ */
+async function within<T>(promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) =>
+    timer = setTimeout(() => reject(new Error("timed out")), 10_000)
+  );
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A backend stream of `words`, each after `delayMs`, then its end; `aborted` settles when it is aborted. */
+function backend(words: number, delayMs = 0) {
+  const aborted = Promise.withResolvers<void>();
+  let isAborted = false;
+  async function* events(): AsyncGenerator<ChatEvent> {
+    for (let i = 0; i < words; i++) {
+      if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      if (isAborted) throw new Error("aborted");
+      yield { type: "delta", content: `w${i} ` };
+    }
+    yield { type: "done", finishReason: "stop", promptTokens: 1, completionTokens: words };
+  }
+  return {
+    events: events(),
+    model: "m",
+    abort: () => {
+      isAborted = true;
+      aborted.resolve();
+    },
+    finish: () => {},
+    aborted: aborted.promise,
+  };
+}
+
+Deno.test("a client that takes nothing more for the stall time is cut off: body errored, backend aborted", async () => {
+  const stream = backend(1_000_000);
+  const ended = Promise.withResolvers<StreamEnd>();
+  const response = streamResponse(renderer, stream, ended.resolve, new OpenStreams(), STALL_MS);
+  const reader = response.body!.getReader();
+  assert.equal(new TextDecoder().decode((await reader.read()).value), "w0 ");
+  // Nothing more is read: the one chunk the stream keeps ready is never taken.
+  const end = await within(ended.promise);
+  await stream.aborted;
+  assert.equal(end.error?.code, "client_stalled");
+  assert.equal(end.clientLeft, false);
+  assert.equal(end.done, undefined);
+  assert.equal(end.deliveredChars, "w0 w1 ".length);
+  // The body is errored, not closed with an error form nobody would read: the runtime then cuts the connection.
+  await assert.rejects(async () => {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
+  }, (error: Error) => (error as { code?: string }).code === "client_stalled");
+});
+
+Deno.test("waiting for a slow backend is not the client stalling: a reading client gets the whole answer", async () => {
+  // Each event takes longer than the stall time to come; the client takes each one as it comes.
+  const stream = backend(4, STALL_MS * 2);
+  const ended = Promise.withResolvers<StreamEnd>();
+  const response = streamResponse(renderer, stream, ended.resolve, new OpenStreams(), STALL_MS);
+  assert.equal(await response.text(), "w0 w1 w2 w3 [end]");
+  const end = await ended.promise;
+  assert.equal(end.error, undefined);
+  assert.equal(end.done?.completionTokens, 4);
+});
