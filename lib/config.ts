@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { parseRange } from "./policy/ip_address.ts";
+import { bodyMemoryFor, defaultBodyMemory } from "./http/body_budget.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -28,6 +29,11 @@ const ConfigSchema = z.object({
   GATEWAY_MAX_BODY_BYTES: positiveInt(20 * 1024 * 1024),
   /** Time allowed for a whole request body to arrive; a slow upload would otherwise hold its request open. */
   GATEWAY_BODY_TIMEOUT_MS: positiveInt(30_000),
+  /**
+   * Memory the large request bodies in flight may take together (lib/http/body_budget.ts); a body that does not
+   * fit waits briefly, then gets 503. Unset: 256 MiB, or room for two of the largest bodies if that is more.
+   */
+  GATEWAY_BODY_MEMORY_BYTES: z.coerce.number().int().positive().optional(),
   /** How long a backend may take to accept a TCP connection (checked when it was not reached recently). */
   GATEWAY_CONNECT_TIMEOUT_MS: positiveInt(3_000),
   /** How long to wait for a backend's response headers; a cold model can take a while to load. */
@@ -130,6 +136,7 @@ export interface Config {
   trustProxy: string[];
   maxBodyBytes: number;
   bodyTimeoutMs: number;
+  bodyMemoryBytes: number;
   connectTimeoutMs: number;
   firstByteTimeoutMs: number;
   responseTimeoutMs: number;
@@ -171,6 +178,13 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     throw new Error(`Invalid configuration: ${issue.path.join(".")}: ${issue.message}`);
   }
   const e = parsed.data;
+  const fewest = bodyMemoryFor(e.GATEWAY_MAX_BODY_BYTES);
+  if (e.GATEWAY_BODY_MEMORY_BYTES !== undefined && e.GATEWAY_BODY_MEMORY_BYTES < fewest) {
+    throw new Error(
+      `Invalid configuration: GATEWAY_BODY_MEMORY_BYTES: at least ${fewest} (what one body of ` +
+        `GATEWAY_MAX_BODY_BYTES takes in memory), got ${e.GATEWAY_BODY_MEMORY_BYTES}`,
+    );
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -181,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     trustProxy: e.GATEWAY_TRUST_PROXY,
     maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
     bodyTimeoutMs: e.GATEWAY_BODY_TIMEOUT_MS,
+    bodyMemoryBytes: e.GATEWAY_BODY_MEMORY_BYTES ?? defaultBodyMemory(e.GATEWAY_MAX_BODY_BYTES),
     connectTimeoutMs: e.GATEWAY_CONNECT_TIMEOUT_MS,
     firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
     responseTimeoutMs: e.GATEWAY_RESPONSE_TIMEOUT_MS,

@@ -24,6 +24,7 @@ export type ErrorCode =
   | "shutting_down"
   | "client_closed"
   | "client_stalled"
+  | "body_memory_full"
   | "queue_full"
   | "queue_timeout"
   | "internal_error";
@@ -267,6 +268,23 @@ export class ClientClosed extends GatewayError {
 export class ClientStalled extends GatewayError {
   constructor(limitMs: number) {
     super(408, "client_stalled", `The client read nothing of the answer for ${limitMs} ms`);
+  }
+}
+
+/**
+ * The large request bodies already in flight fill the gateway's memory budget for them, and none ended within
+ * the short wait. The body is left unread, so the connection closes after the answer.
+ */
+export class BodyMemoryFull extends GatewayError {
+  constructor(readonly retryAfterS: number) {
+    super(
+      503,
+      "body_memory_full",
+      `The gateway is holding as many large request bodies as its memory allows; try again in ${retryAfterS} s`,
+    );
+  }
+  override headers(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfterS), ...CLOSE_CONNECTION };
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { authenticate } from "./auth/mod.ts";
 import type { SecretMemo } from "./auth/secret_memo.ts";
-import { readJsonBody } from "./http/read_body.ts";
+import { readJsonBody, releaseBody } from "./http/read_body.ts";
 import { errorResponse, jsonResponse } from "./http/respond.ts";
 import { openStreams, streamResponse } from "./http/stream_response.ts";
 import { fitToServer, shapeForKey } from "./shape/mod.ts";
@@ -89,7 +89,7 @@ export async function runChat(
       account.startedAt,
     );
     admitted = policy instanceof Promise ? await policy : policy;
-    const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config)), key);
+    const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config, true)), key);
     account.noteRequest(shaped);
     // What the request can cost is held against the quotas, and settled by its account however it ends.
     const held = deps.policy.reserve(key, shaped, account.startedAt);
@@ -125,6 +125,9 @@ export async function runChat(
     account.failed(failure);
     // The policy's headers (rate-limit state) go on failures too; a refusal by the policy has none yet.
     return errorResponse(face, failure, admitted);
+  } finally {
+    // A large body counts against the gateway's body memory until its request is answered or streaming.
+    releaseBody(request);
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * @module Reading a request body: JSON only, bounded in size (refused from Content-Length before reading when
- * it can be) and in time (a slow upload cannot hold the request open), strict UTF-8.
+ * it can be), in time (a slow upload cannot hold the request open) and, where the caller asks, in the memory
+ * that large bodies in flight take together (lib/http/body_budget.ts), strict UTF-8.
  */
 import type { Config } from "../config.ts";
 import {
@@ -11,11 +12,50 @@ import {
   UnsupportedMediaType,
 } from "../errors.ts";
 import { clearDeadline, deadline } from "./deadlines.ts";
+import { BodyBudget, bodyMemoryFor, COUNTED_FROM } from "./body_budget.ts";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
 /** The config's body limits; the time counts from the first read. */
 export type BodyLimits = Pick<Config, "maxBodyBytes" | "bodyTimeoutMs">;
+/** The limits and the memory budget of large bodies: one budget per configuration object, so per gateway. */
+export type CountedBodyLimits = BodyLimits & Pick<Config, "bodyMemoryBytes">;
+
+const budgets = new WeakMap<CountedBodyLimits, BodyBudget>();
+
+function budgetOf(limits: CountedBodyLimits): BodyBudget {
+  let budget = budgets.get(limits);
+  if (!budget) budgets.set(limits, budget = new BodyBudget(limits.bodyMemoryBytes));
+  return budget;
+}
+
+/** What is counted for each request whose large body was read and not yet released. */
+const counted = new Map<Request, { budget: BodyBudget; amount: number }>();
+
+/** Counts `request`'s body at `bytes` (more than before), waiting while the budget is full. */
+async function countBody(request: Request, limits: CountedBodyLimits, bytes: number): Promise<void> {
+  const budget = budgetOf(limits);
+  const entry = counted.get(request);
+  const before = entry?.amount ?? 0;
+  const amount = Math.min(bodyMemoryFor(bytes), budget.limit) - before;
+  if (amount <= 0) return;
+  const waiting = budget.take(amount);
+  if (waiting) await waiting;
+  if (entry) entry.amount += amount;
+  else counted.set(request, { budget, amount });
+}
+
+/**
+ * Ends the counting of `request`'s body, read with `readJsonBody(…, true)`: once the request is answered, or
+ * its stream has begun, what its body made is garbage or the one parsed request. Cheap for an uncounted body.
+ */
+export function releaseBody(request: Request): void {
+  if (counted.size === 0) return;
+  const entry = counted.get(request);
+  if (!entry) return;
+  counted.delete(request);
+  entry.budget.give(entry.amount);
+}
 
 const EMPTY = "Cannot parse request: the body is empty";
 
@@ -33,7 +73,14 @@ function decodeStrict(bytes: Uint8Array): string {
   return text.includes("\uFFFD") ? STRICT_UTF8.decode(bytes) : text;
 }
 
-export async function readJsonBody(request: Request, limits: BodyLimits): Promise<unknown> {
+/**
+ * The body, parsed. With `count`, a large body counts against the budget of `limits` from before it is read
+ * (from its declared length, else as it arrives) until `releaseBody(request)`; while the budget is full the
+ * read waits, then is refused with 503 `body_memory_full`.
+ */
+export function readJsonBody(request: Request, limits: BodyLimits): Promise<unknown>;
+export function readJsonBody(request: Request, limits: CountedBodyLimits, count: true): Promise<unknown>;
+export async function readJsonBody(request: Request, limits: BodyLimits, count = false): Promise<unknown> {
   const headers = request.headers;
   const type = headers.get("content-type") ?? "";
   if (!JSON_TYPE.test(type)) throw new UnsupportedMediaType(type);
@@ -44,15 +91,42 @@ export async function readJsonBody(request: Request, limits: BodyLimits): Promis
   // With a declared length the HTTP engine bounds the size, and the runtime reads the body in one call. That
   // call reads the connection directly only while `request.body` was never touched: asking for it builds a
   // stream the body is then read through, which costs a short request some microseconds and kilobytes.
-  let bytes: Uint8Array;
-  if (declared >= 0) {
-    if (declared === 0) throw new InvalidRequest(EMPTY);
-    bytes = await readDeclared(request, limits);
-  } else {
-    const body = request.body;
-    if (!body) throw new InvalidRequest(EMPTY);
-    bytes = await readBounded(body, limits);
+  try {
+    let bytes: Uint8Array;
+    if (declared >= 0) {
+      if (declared === 0) throw new InvalidRequest(EMPTY);
+      if (count && declared >= COUNTED_FROM) await countBody(request, limits as CountedBodyLimits, declared);
+      bytes = await readDeclared(request, limits);
+    } else {
+      const body = request.body;
+      if (!body) throw new InvalidRequest(EMPTY);
+      bytes = await readBounded(
+        body,
+        limits,
+        count ? growing(request, limits as CountedBodyLimits) : undefined,
+      );
+    }
+    return parse(bytes);
+  } catch (error) {
+    if (count) releaseBody(request);
+    throw error;
   }
+}
+
+/**
+ * A body without a declared length is counted as it grows, at twice what was counted each time it passes that,
+ * so a body is counted a few times rather than at every chunk.
+ */
+function growing(request: Request, limits: CountedBodyLimits): (size: number) => Promise<void> | undefined {
+  let upTo = COUNTED_FROM;
+  return (size) => {
+    if (size < upTo) return;
+    upTo = Math.min(Math.max(2 * upTo, size), limits.maxBodyBytes);
+    return countBody(request, limits, upTo);
+  };
+}
+
+function parse(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = decodeStrict(bytes);
@@ -86,8 +160,15 @@ async function readDeclared(request: Request, limits: BodyLimits): Promise<Uint8
   }
 }
 
-/** Stops reading, and cancels the upload, as soon as the body is too large or too slow. */
-export async function readBounded(body: ReadableStream<Uint8Array>, limits: BodyLimits): Promise<Uint8Array> {
+/**
+ * Stops reading, and cancels the upload, as soon as the body is too large or too slow. `grown` hears of each
+ * size the body reaches, and reading waits for what it returns.
+ */
+export async function readBounded(
+  body: ReadableStream<Uint8Array>,
+  limits: BodyLimits,
+  grown?: (size: number) => Promise<void> | undefined,
+): Promise<Uint8Array> {
   const reader = body.getReader();
   let expired = false;
   // Cancelling ends the pending read (as if the body were complete), so the flag tells the two apart.
@@ -105,6 +186,8 @@ export async function readBounded(body: ReadableStream<Uint8Array>, limits: Body
       size += value.byteLength;
       if (size > limits.maxBodyBytes) throw new PayloadTooLarge(limits.maxBodyBytes);
       chunks.push(value);
+      const waiting = grown?.(size);
+      if (waiting) await waiting;
     }
   } catch (error) {
     await reader.cancel().catch(() => {});

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { readJsonBody } from "./read_body.ts";
+import { readJsonBody, releaseBody } from "./read_body.ts";
+import { bodyMemoryFor } from "./body_budget.ts";
 import { GatewayError } from "../errors.ts";
 
 const LIMITS = { maxBodyBytes: 1000, bodyTimeoutMs: 100 };
@@ -77,4 +78,91 @@ Deno.test("U+FFFD sent as such is text; a byte that is not UTF-8 beside it is re
   const error = await refusal(sent(broken));
   assert.equal(error.status, 400);
   assert.match(error.message, /UTF-8/);
+});
+
+/**
+ * `promise`, failing if it takes over 10 s. Its timer also keeps the test alive while the budget's wait runs:
+ * those deadlines do not, since in the gateway the client's socket does.
+ */
+async function within<T>(promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) =>
+    timer = setTimeout(() => reject(new Error("timed out")), 10_000)
+  );
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Limits whose budget holds one counted body of 100 KiB at a time. */
+function countedLimits() {
+  return { maxBodyBytes: 1024 * 1024, bodyTimeoutMs: 10_000, bodyMemoryBytes: bodyMemoryFor(150 * 1024) };
+}
+
+/** A JSON body of `bytes`, sent with its length or chunked; `pulls` counts the reads of it. */
+function largeBody(bytes: number, declared: boolean) {
+  const text = JSON.stringify({ pad: "x".repeat(bytes - 10) });
+  const data = encode(text);
+  let pulls = 0;
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      pulls++;
+      if (sent >= data.length) return c.close();
+      c.enqueue(data.subarray(sent, sent += 16 * 1024));
+    },
+  }, { highWaterMark: 0 });
+  const headers: Record<string, string> = declared ? { "Content-Length": String(data.length) } : {};
+  return { request: post(body, headers), pulls: () => pulls, text };
+}
+
+for (const declared of [true, false]) {
+  const framing = declared ? "a declared length" : "a chunked body";
+  Deno.test(`${framing}: a large body counts until released; the next waits for it, then is read`, async () => {
+    const limits = countedLimits();
+    const first = largeBody(100 * 1024, declared);
+    assert.deepEqual(await readJsonBody(first.request, limits, true), JSON.parse(first.text));
+    const second = largeBody(100 * 1024, declared);
+    const reading = readJsonBody(second.request, limits, true);
+    // Its wait is what keeps the second from being read in full.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(second.pulls() < 8, `read ${second.pulls()} of 8 pieces while the first was counted`);
+    releaseBody(first.request);
+    assert.deepEqual(await reading, JSON.parse(second.text));
+    releaseBody(second.request);
+    // Released, both: a third is read at once.
+    const third = largeBody(100 * 1024, declared);
+    assert.deepEqual(await readJsonBody(third.request, limits, true), JSON.parse(third.text));
+    releaseBody(third.request);
+  });
+
+  Deno.test(`${framing}: a large body that does not fit within the wait gets 503 with Retry-After`, async () => {
+    const limits = countedLimits();
+    const held = largeBody(100 * 1024, declared);
+    await readJsonBody(held.request, limits, true);
+    const late = largeBody(100 * 1024, declared);
+    const error = await within(readJsonBody(late.request, limits, true).then(() => undefined, (e) => e));
+    assert.ok(error instanceof GatewayError, `expected a GatewayError, got ${error}`);
+    assert.equal(error.status, 503);
+    assert.equal(error.code, "body_memory_full");
+    assert.equal(error.headers()["Retry-After"], "2");
+    assert.equal(error.headers()["Connection"], "close", "the rest of the body is never read");
+    if (declared) assert.ok(late.pulls() <= 1, "refused before its body was read");
+    releaseBody(held.request);
+    // The refusal counted nothing: a body fits again at once.
+    const next = largeBody(100 * 1024, declared);
+    await readJsonBody(next.request, limits, true);
+    releaseBody(next.request);
+  });
+}
+
+Deno.test("small bodies are never counted, and uncounted reads never touch the budget", async () => {
+  const limits = { ...countedLimits(), bodyMemoryBytes: 1 };
+  for (let i = 0; i < 3; i++) {
+    assert.deepEqual(await readJsonBody(post(new Blob(['{"a":1}']).stream()), limits, true), { a: 1 });
+  }
+  const large = largeBody(100 * 1024, true);
+  assert.deepEqual(await readJsonBody(large.request, limits), JSON.parse(large.text));
 });
