@@ -4,10 +4,11 @@
  * 1. the mixed fleet (multi-turn conversations from many clients, plus bursts, on four servers holding two of
  *    three models each), with `--slots` declared and without;
  * 2. identical servers carrying one model, without `--slots` (and with, for comparison), 2 and 4 of them;
- * 3. scaling: what 1 and 4 identical servers complete in the same time.
+ * 3. scaling: what 1 and 4 identical servers complete in the same time;
+ * 4. two tenants: a steady key's time to first token beside a bursty key's batch, against the key alone.
  * Prints one table per scenario and writes bench/results/routing.json. Time is compressed (model loads of
  * 400 ms, 4 ms per token) so it runs in a few minutes on a small machine; the ratios, not the absolute
- * figures, are the result. `--only mixed|identical|scaling` runs one scenario.
+ * figures, are the result. `--only mixed|identical|scaling|tenants` runs one scenario.
  */
 import { FLEET, slotFigures, startFleet } from "./routing_fleet.ts";
 import type { Child } from "./support/spawn.ts";
@@ -18,8 +19,10 @@ import {
   type Policy,
   runClosedLoop,
   runScaling,
+  runTenants,
   SCALING,
   startIdentical,
+  TENANTS,
 } from "./routing_capacity.ts";
 
 interface Figures {
@@ -276,6 +279,57 @@ async function scaling() {
   return figures;
 }
 
+/**
+ * The steady key's TTFT p95 alone and beside the bursty key, with the scheduler, on servers with `--slots 2`
+ * and the model loaded (a fleet that has been serving a while).
+ */
+async function tenants() {
+  const once = async (withBurst: boolean) => {
+    const fleet = await startIdentical(TENANTS.servers, "scheduled", true, true);
+    try {
+      const watch = watchSlots(fleet.gateway);
+      return await runTenants(fleet.gateway.url, fleet.key, fleet.other, withBurst).finally(watch);
+    } finally {
+      await fleet.close();
+    }
+  };
+  const alone = await once(false);
+  const beside = await once(true);
+  const p95 = (v: number[]) => percentile(v, 0.95);
+  const rows: Row[] = [
+    [
+      "Steady key's TTFT p95",
+      ms(p95(alone.steadyTtft)),
+      ms(p95(beside.steadyTtft)),
+      ratio(p95(beside.steadyTtft), p95(alone.steadyTtft)),
+      "≤ 1.5 ×",
+      p95(beside.steadyTtft) <= 1.5 * p95(alone.steadyTtft) ? "pass" : "miss",
+    ],
+    [
+      "Steady key's TTFT p50",
+      ms(percentile(alone.steadyTtft, 0.5)),
+      ms(percentile(beside.steadyTtft, 0.5)),
+      ratio(percentile(beside.steadyTtft, 0.5), percentile(alone.steadyTtft, 0.5)),
+      "",
+      "",
+    ],
+    [
+      "Failed",
+      String(alone.failed),
+      String(beside.failed),
+      "",
+      "0",
+      alone.failed + beside.failed ? "miss" : "pass",
+    ],
+  ];
+  const head = ["Figure", "Steady key alone", "Beside the bursty key", "Ratio", "Target", "Result"];
+  console.log(
+    `\n### Two tenants on ${TENANTS.servers} servers (--slots 2): ${TENANTS.steadyClients} steady clients; ` +
+      `${TENANTS.bursts} bursts of ${TENANTS.burstSize} from another key\n\n${render(head, rows)}`,
+  );
+  return { alone, beside };
+}
+
 if (import.meta.main) {
   const only = Deno.args[Deno.args.indexOf("--only") + 1];
   const runs = (name: string) => !Deno.args.includes("--only") || only === name;
@@ -309,6 +363,7 @@ if (import.meta.main) {
     };
   }
   if (runs("scaling")) results.scaling = { workload: SCALING, ...await scaling() };
+  if (runs("tenants")) results.tenants = { workload: TENANTS, ...await tenants() };
   await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
   await Deno.writeTextFile(
     new URL("./results/routing.json", import.meta.url),

@@ -43,13 +43,17 @@ export interface IdenticalFleet {
   fakes: FakeLlmOllama[];
   gateway: Child;
   key: string;
+  /** A second key on the same model, another tenant. */
+  other: string;
   close(): Promise<void>;
 }
 
+/** `preloaded`: the model is loaded everywhere from the start, as on a fleet that has been serving a while. */
 export async function startIdentical(
   servers: number,
   policy: Policy,
   declareSlots: boolean,
+  preloaded = false,
 ): Promise<IdenticalFleet> {
   const fakes = Array.from({ length: servers }, (_, i) =>
     FakeLlmOllama.start(`node${i + 1}`, {
@@ -60,10 +64,11 @@ export async function startIdentical(
       promptMsPerToken: IDENTICAL.promptMsPerToken,
       tokenMs: IDENTICAL.tokenMs,
       cacheEntries: 8,
+      preloaded: preloaded ? [IDENTICAL.model] : [],
     }));
   const dir = await Deno.makeTempDir({ prefix: "gateway-capacity-bench-" });
   const kv = await openStore(`${dir}/gateway.kv`);
-  let key: string;
+  let key: string, other: string;
   try {
     const catalog = new Catalog(kv);
     for (const fake of fakes) {
@@ -78,6 +83,7 @@ export async function startIdentical(
       });
     }
     key = (await createKey(kv, { ...basePolicy(IDENTICAL.model), name: "capacity" })).secret;
+    other = (await createKey(kv, { ...basePolicy(IDENTICAL.model), name: "other" })).secret;
   } finally {
     kv.close();
   }
@@ -86,6 +92,7 @@ export async function startIdentical(
     fakes,
     gateway,
     key,
+    other,
     close: async () => {
       await gateway.stop();
       for (const fake of fakes) await fake.close();
@@ -158,4 +165,47 @@ export async function runScaling(url: string, key: string): Promise<{ completed:
     }
   }));
   return { completed, failed };
+}
+
+/**
+ * Two tenants on two identical servers: a steady key (two interactive clients: a short question, then a few
+ * hundred ms to read the answer) and a bursty key (a batch job: bursts of many long requests at once).
+ */
+export const TENANTS = {
+  servers: 2,
+  steadyClients: 2,
+  steadyRequests: 30,
+  steadyThinkMs: [200, 600] as const,
+  steadyAnswerTokens: [16, 64] as const,
+  bursts: 3,
+  burstSize: 20,
+  burstEveryMs: 3_000,
+  burstAnswerTokens: [64, 256] as const,
+};
+
+/** The steady key's time to first token, with or without the bursty key's load beside it. */
+export async function runTenants(url: string, steady: string, bursty: string, withBurst: boolean) {
+  const random = seedrandom("tenants");
+  const steadyTtft: number[] = [];
+  let failed = 0;
+  const clients = Array.from({ length: TENANTS.steadyClients }, async (_, c) => {
+    for (let r = 0; r < TENANTS.steadyRequests; r++) {
+      const tokens = between(random, TENANTS.steadyAnswerTokens);
+      const result = await chat(url, steady, [{ role: "user", content: `steady c${c} r${r}` }], tokens);
+      if (result.ok) steadyTtft.push(result.ttftMs);
+      else failed++;
+      await sleep(between(random, TENANTS.steadyThinkMs));
+    }
+  });
+  const bursts = !withBurst ? [] : Array.from({ length: TENANTS.bursts }, async (_, b) => {
+    // The batch job starts while the steady clients are already at work, as it would on a shared fleet.
+    await sleep((b + 1) * TENANTS.burstEveryMs);
+    await Promise.all(Array.from({ length: TENANTS.burstSize }, async (_, i) => {
+      const tokens = between(random, TENANTS.burstAnswerTokens);
+      const result = await chat(url, bursty, [{ role: "user", content: `burst b${b} i${i}` }], tokens);
+      if (!result.ok) failed++;
+    }));
+  });
+  await Promise.all([...clients, ...bursts]);
+  return { steadyTtft, failed };
 }

@@ -28,7 +28,9 @@ export async function dispatch<T>(
   for (const candidate of candidates) {
     const { server, slots, reserved, tenant } = candidate;
     // Failover never piles onto a server that is already running all it can (in any worker).
-    if (!reserved && slots !== undefined && !servers.reserve(server.name, slots)) {
+    if (
+      !reserved && slots !== undefined && !servers.reserve(server.name, slots, tenant)
+    ) {
       full++;
       continue;
     }

@@ -10,7 +10,8 @@
  * fewer than c: the figure drops to c − 1, or to the requests streaming there when its first byte came (itself
  * included), if fewer, since a server that queues runs no more than that; and c is not tried again for the
  * hold time. One such request alone may be a pause of the gateway's own (a collection, a busy machine): it
- * counts once another one came within the hold time. A request sent
+ * counts once another one came within the hold time, unless it was sent above what streams proved the server
+ * runs (below). A request sent
  * while the figure was all in use whose first byte came before anything else there ended cannot have waited
  * for a slot: the server runs one more than the figure, which grows by one. Nor can one that came quicker
  * than usual, though another ended (for whole answers, whose ends often overlap); a short wait behind a
@@ -91,6 +92,16 @@ export class LearnedSlots {
     return this.#limit;
   }
 
+  /** Takes the figure another worker of the process learned, so that what this one learns next builds on it. */
+  adopt(limit: number): void {
+    if (limit >= 1) this.#limit = Math.min(limit, this.options.max);
+  }
+
+  /** What streams proved the server runs, while the proof holds. */
+  proven(now: number): number | undefined {
+    return this.#proven >= 1 && now - this.#provenAt <= this.options.proofMs ? this.#proven : undefined;
+  }
+
   /** `streams` were running there at once (each past its first byte, none ended). */
   sawRunning(streams: number, now: number): void {
     if (now - this.#provenAt > this.options.proofMs) this.#proven = 0;
@@ -119,11 +130,15 @@ export class LearnedSlots {
 
   #queued(level: number, streaming: number, now: number): void {
     if (level <= 1) return;
-    const before = this.#suspectedAt;
-    this.#suspectedAt = now;
-    if (before === undefined || now - before > this.options.holdMs) return;
+    const proven = now - this.#provenAt > this.options.proofMs ? 0 : this.#proven;
+    const floor = Math.max(1, proven);
+    // Above what streams proved, a queued one is believed at once: it cannot take the figure below the proof.
+    if (proven === 0 || level <= floor) {
+      const before = this.#suspectedAt;
+      this.#suspectedAt = now;
+      if (before === undefined || now - before > this.options.holdMs) return;
+    }
     this.#heldUntil.set(level, now + this.options.holdMs);
-    const floor = now - this.#provenAt > this.options.proofMs ? 1 : Math.max(1, this.#proven);
     this.#limit = Math.max(floor, Math.min(this.#limit, level - 1, streaming));
   }
 

@@ -15,6 +15,7 @@ import { AffinityTable, prefixPrints } from "./affinity.ts";
 import type { Candidate } from "./candidates.ts";
 import { rank, type RouteReason } from "./scorer.ts";
 import type { ServerState } from "./server_state.ts";
+import { SlotShares } from "./slot_shares.ts";
 import type { Tenant } from "./tenants.ts";
 import { type Priority, type QueueFigures, type Waiter, WaitQueue } from "./wait_queue.ts";
 import { weightedOrder } from "./weighted_order.ts";
@@ -31,6 +32,8 @@ export interface SchedulerOptions {
   maxQueue?: number;
   priorityStepMs?: number;
   affinityTtlMs?: number;
+  /** How long a tenant that sent a request keeps its share of the model's slots free for itself, ms. */
+  shareWindowMs?: number;
 }
 
 /** What the metrics hear about; called synchronously, so it must only count. */
@@ -68,6 +71,7 @@ export class Scheduler {
   readonly maxQueue: number;
   readonly #affinity: AffinityTable;
   readonly #queue: WaitQueue<Pending>;
+  readonly #shares: SlotShares;
   #sweep?: ReturnType<typeof setInterval>;
   #pumping = false;
   observer?: RoutingObserver;
@@ -78,6 +82,7 @@ export class Scheduler {
     this.maxQueue = options.maxQueue ?? 100;
     this.#queue = new WaitQueue(options.priorityStepMs ?? 5_000);
     this.#affinity = new AffinityTable(options.affinityTtlMs ?? 600_000, 100_000);
+    this.#shares = new SlotShares(options.shareWindowMs ?? 15_000, (t) => options.state.tenants.of(t));
     options.state.subscribe(() => this.#pump());
   }
 
@@ -99,11 +104,14 @@ export class Scheduler {
     const roles = messages.map((m) => m.role);
     const affinity = this.#affinity.lookup(prints, roles, now());
     const pending: Pending = { model, prints, roles, affinity, tenant };
+    if (tenant) this.#shares.arrived(model, tenant, now());
     if (this.#queue.depth(model) === 0) {
       const ranking = rank(candidates, state, { ...pending, random });
-      const go = ranking.room && (ranking.warm || this.#coldStartPays(ranking, 1, 0));
+      const go = ranking.room && (ranking.warm || this.#coldStartPays(ranking, 1, 0)) &&
+        this.#mayTake(model, tenant, ranking.order);
       // Another worker may have taken the last slot since the ranking: then this one waits like the rest.
-      if (go && state.reserve(ranking.order[0].server.name, ranking.order[0].slots)) {
+      const first = ranking.order[0];
+      if (go && state.reserve(first.server.name, first.slots, tenant)) {
         return this.#admitted(ranking.order, ranking.reason, 0, pending);
       }
     }
@@ -168,7 +176,25 @@ export class Scheduler {
     signal?.addEventListener("abort", leave, { once: true });
     this.#queue.add(waiter);
     this.#sweep ??= setInterval(() => this.#sweepNow(), Math.max(10, Math.min(250, this.maxWaitMs / 4)));
+    // A slot may be free for it already (one kept for its tenant's share, or its turn comes first).
+    this.#pump();
     return promise;
+  }
+
+  /** Whether the tenant may take a free slot of the model's servers, by its share of them. */
+  #mayTake(model: string, tenant: Tenant | undefined, order: readonly Candidate[]): boolean {
+    if (!tenant) return true;
+    const { state, now } = this.options;
+    const room = { free: 0, total: 0, sureFree: 0, sureTotal: 0 };
+    for (const c of order) {
+      const { slots, sure } = state.slots(c.server.name, c.server.slots);
+      const load = state.load(c.server.name);
+      room.total += slots;
+      room.free += Math.max(0, slots - load);
+      room.sureTotal += sure;
+      room.sureFree += Math.max(0, sure - load);
+    }
+    return this.#shares.mayTake(model, tenant, room, now());
   }
 
   /** The first candidate's slot is held for it (`reserve`); `begin` there turns the hold into its claim. */
@@ -229,14 +255,16 @@ export class Scheduler {
           const ranking = rank(live, state, { ...w.context, random });
           const mayLoad = pass === "any";
           const go = ranking.room && (pass === "affine" ? ranking.affine : ranking.warm ||
-            (mayLoad && this.#coldStartPays(ranking, this.#queue.depth(w.model), now() - w.enqueuedAt)));
+            (mayLoad && this.#coldStartPays(ranking, this.#queue.depth(w.model), now() - w.enqueuedAt))) &&
+            this.#mayTake(w.model, w.context.tenant, ranking.order);
           const first = ranking.order[0];
-          if (!go || !state.reserve(first.server.name, first.slots)) {
+          const { tenant } = w.context;
+          if (!go || !state.reserve(first.server.name, first.slots, tenant)) {
             passed.push(w);
             continue;
           }
           if (!this.#queue.remove(w, true)) {
-            state.release(first.server.name);
+            state.release(first.server.name, tenant);
             continue;
           }
           // Going first for a cached prefix or a loaded model is bounded: whoever it overtakes soon goes next.

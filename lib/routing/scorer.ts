@@ -5,8 +5,8 @@
  * nobody anything: one that has the model loaded, one that never said what it holds, and one that can load it
  * into spare memory (a load where there is room is paid once and adds the server's capacity to the model's);
  * last, one that would have to unload another model. Within a tier the operator's weights decide, by a
- * weighted random draw, so a higher weight receives more traffic as the spec promises. O(candidates), then a
- * sort of those few.
+ * weighted random draw, so a higher weight receives more traffic as the spec promises (a free slot the server
+ * is sure to run comes before one its learned figure is only probing). O(candidates), then a sort of those few.
  */
 import type { Candidate } from "./candidates.ts";
 import type { ServerState } from "./server_state.ts";
@@ -27,11 +27,6 @@ export interface Ranking {
   warmSlots: number;
 }
 
-/** Slots of a server: the operator's `--slots`, else what the server showed, else what was learned. */
-export function slotsOf(c: Candidate, state: ServerState): number {
-  return state.slots(c.server.name, c.server.slots).slots;
-}
-
 /**
  * Efraimidis–Spirakis key: the lowest draw wins, with the chance of each in proportion to its weight. Mapped
  * into (0, 1) by the caller so it orders within a tier, never across. The weight alone decides, not how full
@@ -50,7 +45,7 @@ export function rank(
   const alone = candidates.length === 1;
   const scored = candidates.map((c) => {
     const name = c.server.name;
-    const slots = slotsOf(c, state);
+    const { slots, sure } = state.slots(name, c.server.slots);
     const load = state.load(name);
     const free = slots - load;
     const loaded = state.hasLoaded(name, c.model.tag);
@@ -66,9 +61,10 @@ export function rank(
     }
     // A lone candidate has nothing to be ordered against, so it draws nothing.
     const draw = alone ? 1 : drawFor(c.server.weight, options.random);
+    // Within a tier, a slot the server is sure to run comes before one a learned figure is probing.
     return {
       c: { ...c, slots },
-      score: tier + 1 / (1 + draw),
+      score: tier + (free > 0 && sure > load ? 0.5 : 0) + 0.5 / (1 + draw),
       reason,
       free,
     };

@@ -84,6 +84,6 @@ Deno.test("scorer: without --slots the learned figure limits a server, and the c
   const ranking = rank([c], state, { random: Math.random });
   assert.equal(ranking.room, false);
   assert.equal(ranking.order[0].slots, 2);
-  assert.deepEqual(state.slots("s", undefined), { slots: 2, source: "learned" });
-  assert.deepEqual(state.slots("s", 7), { slots: 7, source: "declared" });
+  assert.deepEqual(state.slots("s", undefined), { slots: 2, source: "learned", sure: 2 });
+  assert.deepEqual(state.slots("s", 7), { slots: 7, source: "declared", sure: 7 });
 });

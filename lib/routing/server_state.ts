@@ -55,6 +55,8 @@ export interface ServerStateOptions {
 export interface Slots {
   slots: number;
   source: SlotsSource;
+  /** Of those, the ones known to run at once (a learned figure may be probing one above). */
+  sure: number;
 }
 
 export type Listener = (server: string) => void;
@@ -140,7 +142,8 @@ export class ServerState {
 
   /**
    * Claims a slot on the server (the breaker's trial, when half-open); undefined means skip it for now.
-   * `reserved`: the request holds a slot the wait queue promised it there, which this turns into the claim.
+   * `reserved`: the request holds a slot `reserve` promised it there (for the same tenant and model), which
+   * this turns into the claim.
    */
   begin(server: string, model?: string, reserved = false, tenant?: Tenant): Ticket | undefined {
     const entry = this.#entry(server);
@@ -149,6 +152,7 @@ export class ServerState {
     const pass = entry.health === "down" ? undefined : entry.breaker.admit();
     if (!pass) {
       if (unreserved) this.#shared?.add(server, -1);
+      if (reserved && tenant) this.tenants.add(tenant, -1);
       return this.#changed(entry);
     }
     // A promised slot turns into the claim: every worker's count stays as it was.
@@ -160,7 +164,8 @@ export class ServerState {
       entry.active.set(model, (entry.active.get(model) ?? 0) + 1);
       entry.residency.sent(model);
     }
-    if (tenant) this.tenants.add(tenant, 1);
+    // A reserved slot was counted for its tenant when it was promised.
+    if (!reserved && tenant) this.tenants.add(tenant, 1);
     this.#changed(entry);
     const shared = this.#shared;
     const level = shared ? shared.load(server) : entry.inFlight;
@@ -171,19 +176,22 @@ export class ServerState {
   /**
    * Holds a slot for a request about to begin there, so nobody else takes it in between; false when the
    * server already has `slots` in use or promised (by this worker, or by any where workers share the load).
+   * The slot counts for `tenant` from now on, so its share is right before the request begins.
    */
-  reserve(server: string, slots = Infinity): boolean {
+  reserve(server: string, slots = Infinity, tenant?: Tenant): boolean {
     if (this.#shared ? !this.#shared.claim(server, slots) : this.load(server) >= slots) return false;
     this.#entry(server).reserved++;
+    if (tenant) this.tenants.add(tenant, 1);
     return true;
   }
 
   /** Gives back a slot held by `reserve` that no request will use. */
-  release(server: string): void {
+  release(server: string, tenant?: Tenant): void {
     const entry = this.#entry(server);
     if (entry.reserved === 0) return;
     entry.reserved--;
     this.#shared?.add(server, -1);
+    if (tenant) this.tenants.add(tenant, -1);
     this.#changed(entry);
   }
 
@@ -209,10 +217,18 @@ export class ServerState {
    * candidate's record says), else what the server showed (`discovered`), else what the gateway learned.
    */
   slots(server: string, declared: number | undefined): Slots {
-    if (declared !== undefined) return { slots: declared, source: "declared" };
+    if (declared !== undefined) return { slots: declared, source: "declared", sure: declared };
     const entry = this.#servers.get(server);
-    if (entry?.discoveredSlots !== undefined) return { slots: entry.discoveredSlots, source: "discovered" };
-    return { slots: entry?.learned.limit ?? this.#learnStart, source: "learned" };
+    const discovered = entry?.discoveredSlots;
+    if (discovered !== undefined) return { slots: discovered, source: "discovered", sure: discovered };
+    // Workers of one process go by the figure the last of them learned.
+    const limit = this.#shared?.learned(server) || entry?.learned.limit || this.#learnStart;
+    if (!entry) return { slots: limit, source: "learned", sure: limit };
+    return {
+      slots: limit,
+      source: "learned",
+      sure: Math.min(limit, entry.learned.proven(this.#now()) ?? limit),
+    };
   }
 
   #slotsView(server: string): { slots: number; slotsSource: SlotsSource } {
@@ -231,7 +247,6 @@ export class ServerState {
     const now = this.#now();
     t.entry.latency.add(now, now - t.startedAt);
     t.entry.streaming++;
-    t.entry.learned.sawRunning(t.entry.streaming, now);
     this.#learn(t, now, t.entry.streaming);
     t.entry.breaker.success(t.pass);
     this.#changed(t.entry);
@@ -268,13 +283,18 @@ export class ServerState {
   }
 
   #learn(t: Admission, now: number, streaming?: number): void {
-    t.entry.learned.observe({
+    const { learned } = t.entry;
+    const shared = this.#shared;
+    if (shared) learned.adopt(shared.learned(t.server));
+    if (streaming !== undefined) learned.sawRunning(streaming, now);
+    learned.observe({
       level: t.level,
       ms: now - t.startedAt,
-      othersEnded: (this.#shared ? this.#shared.ended(t.server) : t.entry.ended) > t.endedBefore,
+      othersEnded: (shared ? shared.ended(t.server) : t.entry.ended) > t.endedBefore,
       warm: t.warm,
       streaming,
     }, now);
+    shared?.setLearned(t.server, learned.limit);
   }
 
   probed(server: string, result: ProbeResult): void {

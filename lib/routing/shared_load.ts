@@ -10,8 +10,11 @@
  */
 
 const CAPACITY = 4096;
-/** Per slot: the name's hash (0: free), requests in flight or promised there, and requests ended there. */
-const FIELDS = 3;
+/**
+ * Per slot: the name's hash (0: free), requests in flight or promised there, requests ended there, and the
+ * slots learned for it (0: none yet).
+ */
+const FIELDS = 4;
 
 /** FNV-1a as a signed 32-bit value, never 0 (a free slot). */
 function hash(name: string): number {
@@ -66,6 +69,15 @@ export class SharedLoad {
 
   end(server: string): void {
     Atomics.add(this.#cells, this.#at(server) + 2, 1);
+  }
+
+  /** The slots a worker last learned for `server`, so all go by one figure; 0 before any did. */
+  learned(server: string): number {
+    return Atomics.load(this.#cells, this.#at(server) + 3);
+  }
+
+  setLearned(server: string, slots: number): void {
+    Atomics.store(this.#cells, this.#at(server) + 3, slots);
   }
 
   /**

@@ -14,17 +14,21 @@ export function flowOf(tenant: Tenant): string {
   return tenant.user === undefined ? `key:${tenant.key}` : `user:${tenant.user}`;
 }
 
+/**
+ * Requests in flight (or promised a slot) per flow, over every model: a key serves one model, and a user with
+ * keys on several is held to one share of them all.
+ */
 export class TenantCounts {
-  readonly #flows = new Map<string, number>();
+  readonly #counts = new Map<string, number>();
 
   add(tenant: Tenant, by: 1 | -1): void {
     const flow = flowOf(tenant);
-    const next = (this.#flows.get(flow) ?? 0) + by;
-    if (next > 0) this.#flows.set(flow, next);
-    else this.#flows.delete(flow);
+    const next = (this.#counts.get(flow) ?? 0) + by;
+    if (next > 0) this.#counts.set(flow, next);
+    else this.#counts.delete(flow);
   }
 
   of(tenant: Tenant): number {
-    return this.#flows.get(flowOf(tenant)) ?? 0;
+    return this.#counts.get(flowOf(tenant)) ?? 0;
   }
 }
