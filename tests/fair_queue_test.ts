@@ -71,3 +71,31 @@ Deno.test("fair queue: four keys always waiting share 400 slot grants evenly, on
     assert.ok(Math.abs(share - 0.25) <= 0.05, `key ${k} got ${(share * 100).toFixed(1)}% of the slots`);
   }
 });
+
+Deno.test("fair queue: a tenant still at work keeps its share of the slots free beside another's burst", async () => {
+  await using s = await Scenario.start([{ name: "a", slots: 2 }]);
+  const fake = s.fake("a");
+  const steady = await s.gw.key();
+  const bursty = await s.gw.key();
+  const first = await s.gw.post(A, steady, { messages: ask("steady") });
+  assert.equal(first.status, 200);
+  await first.text();
+  // The burst holds its slots with long answers; the steady key's next question comes while they run.
+  fake.chunkDelayMs = 20;
+  fake.reply = (body) => ({ content: senderOf(body) === "steady" ? "short" : "word ".repeat(200) });
+  const burst = Array.from(
+    { length: 6 },
+    () => s.gw.post(A, bursty, { messages: ask("bursty"), stream: true }),
+  );
+  await until("the burst waits for slots", () => (s.gw.deps.scheduler.figures()[0]?.depth ?? 0) >= 5);
+  assert.equal(
+    fake.chats.filter((c) => senderOf(c.body) === "bursty").length,
+    1,
+    "the burst took one slot of two",
+  );
+  const next = await s.gw.post(A, steady, { messages: ask("steady") });
+  assert.equal(next.status, 200);
+  assert.equal(next.headers.get("x-gateway-queue-ms"), null, "it started at once");
+  await next.text();
+  await Promise.all(burst.map(async (res) => await (await res).body?.cancel()));
+});
