@@ -101,8 +101,8 @@ const ConfigSchema = z.object({
   /** `scheduled` (loaded models, slots, wait queue, affinity) or `weighted` (the plain weighted draw). */
   GATEWAY_ROUTING: z.enum(["scheduled", "weighted"]).default("scheduled"),
   /**
-   * Parallel requests of a server without `--slots` whose own figures do not tell; unset, such a server is not
-   * limited by the gateway (a vLLM batch runs hundreds, and a cap would also hide the figures that tell).
+   * Where the gateway starts learning the slots of a server without `--slots` or discovered ones: 1, Ollama's
+   * own default for OLLAMA_NUM_PARALLEL; learning then raises or lowers it from what the server does.
    */
   GATEWAY_DEFAULT_SLOTS: z.coerce.number().int().positive().optional(),
   /** Longest wait for a free server slot, and most requests waiting per model; beyond, 503 / 429. */
@@ -112,6 +112,11 @@ const ConfigSchema = z.object({
   GATEWAY_QUEUE_PRIORITY_STEP_MS: positiveInt(5_000),
   /** How long a conversation keeps going to the server that served its last turn. */
   GATEWAY_AFFINITY_TTL_MS: positiveInt(600_000),
+  /**
+   * How long a tenant (key, or its user) that sent a request keeps its fair share of the model's slots free
+   * for itself while others contend; 0 lets a burst take every free slot.
+   */
+  GATEWAY_SHARE_WINDOW_MS: z.coerce.number().int().nonnegative().default(15_000),
   /**
    * Output reserved against a token quota for a request that names no `max_tokens` on a key without
    * `--max-predict`; the request is then asked for at most that many tokens.
@@ -165,6 +170,7 @@ export interface Config {
   queueMax: number;
   queuePriorityStepMs: number;
   affinityTtlMs: number;
+  shareWindowMs: number;
   /** Output reserved for a request on a token quota that bounds its output nowhere. */
   quotaOutputTokens: number;
   /** Lease of a process's holdings in the store. */
@@ -220,6 +226,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     queueMax: e.GATEWAY_QUEUE_MAX,
     queuePriorityStepMs: e.GATEWAY_QUEUE_PRIORITY_STEP_MS,
     affinityTtlMs: e.GATEWAY_AFFINITY_TTL_MS,
+    shareWindowMs: e.GATEWAY_SHARE_WINDOW_MS,
     quotaOutputTokens: e.GATEWAY_QUOTA_OUTPUT_TOKENS,
     holdLeaseMs: e.GATEWAY_HOLD_LEASE_MS,
   };

@@ -96,6 +96,7 @@ export function routingServices(
     maxQueue: config.queueMax,
     priorityStepMs: config.queuePriorityStepMs,
     affinityTtlMs: config.affinityTtlMs,
+    shareWindowMs: config.shareWindowMs,
   });
   return { servers, prober, scheduler, reach: new Reachability() };
 }

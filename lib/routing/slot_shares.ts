@@ -45,6 +45,7 @@ export class SlotShares {
    */
   mayTake(model: string, tenant: Tenant | undefined, room: Room, now: number): boolean {
     if (room.free <= 0) return false;
+    if (this.windowMs === 0) return true;
     const flows = this.#seen.get(model);
     if (!tenant || !flows || flows.size < 2) return true;
     const mine = flowOf(tenant);
