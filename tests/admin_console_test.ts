@@ -163,20 +163,24 @@ Deno.test("a key created and edited on the page works at once and is audited as 
 Deno.test("a form post without the session's token, or from another site, changes nothing", async () => {
   await using s = await Scenario.start([{ name: "gpu" }], { config: { adminToken: ADMIN_TOKEN } });
   const mine = await logIn(s.gw.url);
-  const other = await logIn(s.gw.url);
+  // A session is named by its expiry, to the millisecond: log in again until the two sessions differ.
+  let other = await logIn(s.gw.url);
+  for (let i = 0; i < 100 && other.cookie === mine.cookie; i++) other = await logIn(s.gw.url);
+  assert.notEqual(other.cookie, mine.cookie, "two logins open two sessions");
   const otherToken = await formToken(s.gw.url, other.cookie);
+  const myToken = await formToken(s.gw.url, mine.cookie);
+  assert.notEqual(otherToken, myToken, "each session has its own form token");
   const fields = { name: "gpu2", url: "http://127.0.0.1:9", model: "m1" };
   const forged = [
     await postForm(s.gw.url, "/admin/servers", "server.add", mine.cookie, fields),
     await postForm(s.gw.url, "/admin/servers", "server.add", mine.cookie, { ...fields, csrf: "" }),
+    // The other session's token, valid as it is (it works below), replayed with this session's cookie.
+    await postForm(s.gw.url, "/admin/servers", "server.add", mine.cookie, { ...fields, csrf: otherToken }),
     await postForm(s.gw.url, "/admin/servers", "server.add", mine.cookie, {
       ...fields,
-      csrf: otherToken.slice(0, -2) + "AA",
+      csrf: myToken.slice(0, -2) + (myToken.endsWith("AA") ? "BB" : "AA"),
     }),
-    await postForm(s.gw.url, "/admin/servers", "server.add", mine.cookie, {
-      ...fields,
-      csrf: await formToken(s.gw.url, mine.cookie),
-    }, {
+    await postForm(s.gw.url, "/admin/servers", "server.add", mine.cookie, { ...fields, csrf: myToken }, {
       Origin: "https://evil.example",
     }),
   ];
@@ -191,7 +195,15 @@ Deno.test("a form post without the session's token, or from another site, change
   assert.deepEqual(await listAudit(s.gw.kv), []);
   const wrongPlace = await postForm(s.gw.url, "/admin/users", "server.add", mine.cookie, {
     ...fields,
-    csrf: await formToken(s.gw.url, mine.cookie),
+    csrf: myToken,
   });
   assert.equal(wrongPlace.status, 400, "a section runs only its own commands");
+
+  // The replayed token was a good one: with its own session's cookie it is accepted.
+  const own = await postForm(s.gw.url, "/admin/servers", "server.add", other.cookie, {
+    ...fields,
+    csrf: otherToken,
+  });
+  assert.equal(own.kind, "done", own.text);
+  assert.deepEqual((await s.gw.catalog.servers.list()).map((x) => x.name).sort(), ["gpu", "gpu2"]);
 });
