@@ -28,9 +28,11 @@ storeTest(
       assert.equal(tokens(totals, USER_MONTH), expected);
     }
     await ledger.close();
+    const readFrom = performance.now();
     await totals.read([KEY_DAY]);
-    assert.equal(tokens(totals), expected);
-    assert.equal(totals.peek([KEY_DAY])[0].ageMs < 1000, true);
+    const [total] = totals.peek([KEY_DAY]);
+    assert.equal(total.tokens, expected);
+    assert.ok(total.ageMs <= performance.now() - readFrom, "confirmed by the last read");
   },
 );
 
@@ -61,8 +63,13 @@ storeTest("a commit that failed and was retried still counts once", async (base)
   await ledger.close();
 });
 
-/** `kv` whose commits land at once but report back only after `delayMs`, like a slow store round trip. */
-function slowAcks(kv: Deno.Kv, delayMs: number): Deno.Kv {
+/**
+ * `kv` whose commits land at once but report back only once `release()` is called, like a slow store round
+ * trip held open for as long as the test needs; `landed` resolves when the first commit has landed.
+ */
+function heldAcks(kv: Deno.Kv) {
+  const landed = Promise.withResolvers<void>();
+  const released = Promise.withResolvers<void>();
   const atomic = () => {
     const op = kv.atomic();
     const wrapped: Deno.AtomicOperation = new Proxy(op, {
@@ -70,7 +77,8 @@ function slowAcks(kv: Deno.Kv, delayMs: number): Deno.Kv {
         if (prop === "commit") {
           return async () => {
             const result = await target.commit();
-            await new Promise((r) => setTimeout(r, delayMs));
+            landed.resolve();
+            await released.promise;
             return result;
           };
         }
@@ -82,34 +90,42 @@ function slowAcks(kv: Deno.Kv, delayMs: number): Deno.Kv {
     });
     return wrapped;
   };
-  return new Proxy(kv, {
+  const held = new Proxy(kv, {
     get: (target, prop) => {
       if (prop === "atomic") return atomic;
       const value = Reflect.get(target, prop, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
+  return { kv: held, landed: landed.promise, release: () => released.resolve() };
 }
 
 storeTest("a read that sees a batch before its commit returned does not count it twice", async (base) => {
-  const kv = slowAcks(base, 30);
-  const totals = new LiveTotals(kv);
-  const ledger = new UsageLedger(kv, { observer: totals });
+  const acks = heldAcks(base);
+  const totals = new LiveTotals(acks.kv);
+  const ledger = new UsageLedger(acks.kv, { observer: totals });
   ledger.record(sample());
   const flushed = ledger.flush();
-  await new Promise((r) => setTimeout(r, 10));
+  await acks.landed;
   assert.equal((await base.get<Deno.KvU64>(KEY_DAY)).value?.value, 15n, "the batch landed");
+  // The commit cannot return before release(): this read sees the batch while it is still unwritten.
   await totals.read([KEY_DAY]);
   assert.equal(tokens(totals), 15, "while its commit is in flight");
+  acks.release();
   await flushed;
   assert.equal(tokens(totals), 15, "after its commit returned");
   await ledger.close();
 });
 
-Deno.test("a counter never read is reported as of unknown age", async () => {
+Deno.test("a counter's age is the time since it was last read; never read, it is of unknown age", async () => {
   using kv = await Deno.openKv(":memory:");
-  const totals = new LiveTotals(kv);
+  let now = 1_000;
+  const totals = new LiveTotals(kv, () => now);
   assert.deepEqual(totals.peek([KEY_DAY]), [{ tokens: 0, ageMs: Infinity }]);
   await totals.read([KEY_DAY]);
-  assert.ok(totals.peek([KEY_DAY])[0].ageMs < 1000);
+  assert.deepEqual(totals.peek([KEY_DAY]), [{ tokens: 0, ageMs: 0 }]);
+  now += 750;
+  assert.equal(totals.peek([KEY_DAY])[0].ageMs, 750);
+  await totals.read([KEY_DAY]);
+  assert.equal(totals.peek([KEY_DAY])[0].ageMs, 0);
 });
