@@ -7,6 +7,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { Scenario, USER_HELLO } from "./harness.ts";
 import { ADMIN_TOKEN, type FeedEvent, FeedReader } from "./support/admin_session.ts";
 import type { HealthView, UsageView } from "../lib/admin_web/views.ts";
+import { PATIENCE_MS } from "./support/wait_for.ts";
 
 const AUTH = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 const PROBING = { adminToken: ADMIN_TOKEN, probeIntervalMs: 100, probeTimeoutMs: 300 };
@@ -14,20 +15,18 @@ const PROBING = { adminToken: ADMIN_TOKEN, probeIntervalMs: 100, probeTimeoutMs:
 const serverIs = (name: string, health: string) => (e: FeedEvent) =>
   e.event === "health" && (e.data as HealthView).servers.some((s) => s.name === name && s.health === health);
 
-Deno.test("the feed reports a stopped server as down, and up again when it is back, within two seconds", async () => {
+Deno.test("the feed reports a stopped server as down, and up again when it is back", async () => {
   await using s = await Scenario.start([{ name: "a" }, { name: "b" }], { config: PROBING, probe: true });
   const feed = await FeedReader.open(s.gw.url, AUTH);
   try {
-    await feed.next(serverIs("b", "up"));
-    const stoppedAt = Date.now();
+    await feed.next(serverIs("b", "up"), PATIENCE_MS);
     await s.fake("b").pause();
-    const down = await feed.next(serverIs("b", "down"), 2_000);
-    assert.ok(Date.now() - stoppedAt < 2_000);
+    const down = await feed.next(serverIs("b", "down"), PATIENCE_MS);
     const a = (down.data as HealthView).servers.find((x) => x.name === "a")!;
     assert.equal(a.health, "up", "the other server is untouched");
     assert.ok((down.data as HealthView).servers.find((x) => x.name === "b")!.lastProbeError);
     await s.fake("b").resume();
-    await feed.next(serverIs("b", "up"), 2_000);
+    await feed.next(serverIs("b", "up"), PATIENCE_MS);
   } finally {
     feed.close();
   }
@@ -39,20 +38,32 @@ Deno.test("the feed shows a request in flight and then in usage, per key and per
   const secret = await s.gw.key({ name: "docs team", user: "alice" });
   const feed = await FeedReader.open(s.gw.url, AUTH);
   try {
-    s.fake().chunkDelayMs = 150;
+    // An answer far larger than the socket buffers between backend, gateway and client: the gateway reads the
+    // backend only as fast as the client reads, so the request stays in flight until the test reads it.
+    const word = "x".repeat(64 * 1024);
+    s.fake().reply = () => ({ content: Array.from({ length: 1000 }, () => word).join(" ") });
     const body = { model: "x", messages: USER_HELLO, stream: true, stream_options: { include_usage: true } };
-    const pending = s.gw.post("/v1/chat/completions", secret, body).then((r) => r.text());
-    await feed.next((e) => e.event === "health" && (e.data as HealthView).servers[0].inFlight === 1);
-    const chunks = (await pending).split("\n\n").filter((l) => l.startsWith("data: {"));
+    const response = await s.gw.post("/v1/chat/completions", secret, body);
+    await feed.next(
+      (e) => e.event === "health" && (e.data as HealthView).servers[0].inFlight === 1,
+      PATIENCE_MS,
+    );
+    assert.equal(s.fake().streamsCompleted, 0, "the backend is still held by the unread answer");
+    const chunks = (await response.text()).split("\n\n").filter((l) => l.startsWith("data: {"));
     const answer = JSON.parse(chunks.at(-1)!.slice(6));
-    await feed.next((e) => e.event === "health" && (e.data as HealthView).servers[0].inFlight === 0);
+    assert.equal(answer.usage.completion_tokens, 1000);
+    await feed.next(
+      (e) => e.event === "health" && (e.data as HealthView).servers[0].inFlight === 0,
+      PATIENCE_MS,
+    );
 
     // A fresh feed starts with the current usage: the first one may have sent it while the health events above
     // were being waited for, and sends usage again only when it changes.
     const later = await FeedReader.open(s.gw.url, AUTH);
     let usage: UsageView;
     try {
-      usage = (await later.next((e) => e.event === "usage" && (e.data as UsageView).keys.length > 0))
+      usage = (await later.next((e) =>
+        e.event === "usage" && (e.data as UsageView).keys.length > 0, PATIENCE_MS))
         .data as UsageView;
     } finally {
       later.close();
