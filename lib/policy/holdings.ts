@@ -1,8 +1,9 @@
 /**
  * @module What an owner (a key or a user) holds right now, as the store keeps it for every gateway process:
  * `["holds", scope, id]` maps each process to its share, which that process alone writes: its requests in
- * progress, and tokens not in the token counters yet (reserved by requests in progress, or billed to requests
- * whose usage record the ledger has not written), by the UTC day they count on.
+ * progress, and tokens not in the token counters yet (reserved by requests in progress, billed to requests
+ * whose usage record the ledger has not written, or the allowance it may still admit from), by the UTC day
+ * they count on.
  *
  * A share carries the end of its lease. Its process renews the lease while it holds anything, so the share of
  * a process that died is ignored once the lease ran out and dropped by the next process that writes the
@@ -29,6 +30,8 @@ export function holdingsKey(scope: TotalsScope, id: string): Deno.KvKey {
 
 /** What the other live shares hold, in the periods of `labels`. */
 export interface OthersHeld {
+  /** The other processes with a live share. */
+  processes: number;
   inflight: number;
   tokens: Record<PeriodName, number>;
 }
@@ -44,10 +47,11 @@ export function othersHeld(
   wallNow: number,
   labels: PeriodKeys,
 ): OthersHeld {
-  const held: OthersHeld = { inflight: 0, tokens: { day: 0, week: 0, month: 0 } };
+  const held: OthersHeld = { processes: 0, inflight: 0, tokens: { day: 0, week: 0, month: 0 } };
   if (!holdings) return held;
   for (const [process, share] of Object.entries(holdings)) {
     if (process === me || share.until <= wallNow) continue;
+    held.processes++;
     held.inflight += share.inflight;
     for (const [day, tokens] of Object.entries(share.tokens)) {
       const of = day === labels.day ? labels : dayLabels(day);

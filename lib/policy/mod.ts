@@ -106,10 +106,12 @@ export class Policy {
     if (limits.owners.length === 0) return undefined;
     const prompt = limits.caps.length ? promptEstimate(request) : 0;
     const asked = { limits, now, prompt, output: askedOutput(request, key) };
-    return this.#reservations.reserve(key.id, asked).then((hold) => {
+    const fit = (hold: Hold) => {
       if (hold.output !== undefined) request.options.numPredict = hold.output;
       return hold;
-    });
+    };
+    const held = this.#reservations.reserve(key.id, asked);
+    return held instanceof Promise ? held.then(fit) : fit(held);
   }
 
   /**

@@ -1,10 +1,12 @@
 /**
  * @module This process's part of one owner's holdings, exact in memory: the requests it admitted that are
  * still running, each with the tokens it reserved, and the tokens billed to requests that ended whose usage
- * records may not be in the token counters yet. The share it publishes is made from this, and its own
- * admissions count this rather than the stored share, which may be behind.
+ * records may not be in the token counters yet, and the allowance it may still admit from (`allowance.ts`).
+ * The share it publishes is made from this, and its own admissions count this rather than the stored share,
+ * which may be behind.
  */
 import type { PeriodKeys, PeriodName } from "../usage/mod.ts";
+import { Allowance } from "./allowance.ts";
 import type { Share } from "./holdings.ts";
 
 export interface Part {
@@ -41,6 +43,8 @@ export class OwnerState {
   /** A write is wanted: a change, or the lease's renewal. */
   dirty = false;
   publishing?: Promise<void>;
+  /** What this process may admit in memory; its share shows it as held. */
+  readonly allowance = new Allowance();
 
   constructor(readonly key: Deno.KvKey) {}
 
@@ -91,6 +95,8 @@ export class OwnerState {
     };
     for (const part of this.#live.values()) add(part);
     for (const b of this.billed) if (b.writtenAt === undefined) add(b);
+    const lent = this.allowance.shown;
+    if (lent > 0) tokens[this.allowance.day!] = (tokens[this.allowance.day!] ?? 0) + lent;
     if (this.#live.size === 0 && Object.keys(tokens).length === 0) return undefined;
     return { until, inflight: this.#live.size, tokens };
   }
@@ -104,6 +110,7 @@ export class OwnerState {
   /** Nothing held, asked for or left to publish: the state can be forgotten. */
   get idle(): boolean {
     return this.#live.size === 0 && this.billed.length === 0 && this.asking === 0 && !this.dirty &&
-      !this.publishing && this.published === this.version;
+      !this.publishing && this.published === this.version && this.allowance.empty &&
+      this.allowance.claims === 0;
   }
 }

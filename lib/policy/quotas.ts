@@ -46,6 +46,8 @@ export interface OwnerLimit {
   /** The owner as a refusal begins with it: `This API key`, `User "ana"`. */
   title: string;
   caps: Cap[];
+  /** The caps' periods and sizes as text: an allowance sized for other caps is sized again first. */
+  terms: string;
   maxConcurrent?: number;
 }
 
@@ -84,6 +86,7 @@ export function limitsOf(key: KeyRecord, user: UserRecord | undefined, now: numb
       holdings: holdingsKey(scope, id),
       title,
       caps,
+      terms: caps.map((c) => `${c.period}:${c.cap}`).join(","),
       maxConcurrent: limits.maxConcurrent,
     });
   };

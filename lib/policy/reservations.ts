@@ -36,6 +36,7 @@
  */
 import { ConcurrencyLimited, type GatewayError, StoreUnavailable } from "../errors.ts";
 import { counterId } from "../usage/kv_layout.ts";
+import { allowanceSize, type Growth } from "./allowance.ts";
 import { type Holdings, type OthersHeld, othersHeld, withShare } from "./holdings.ts";
 import { type Billed, OwnerState, type Part } from "./owner_state.ts";
 import { type Cap, type KeyLimits, liftsLast, type OwnerLimit, tooLittleLeft, usedUp } from "./quotas.ts";
@@ -133,9 +134,14 @@ export class Reservations {
     Deno.unrefTimer(this.#timer);
   }
 
-  /** Reserves for one request of key `keyId`; resolves with its hold, or rejects with the refusal. */
-  reserve(keyId: string, ask: Ask): Promise<Hold> {
+  /**
+   * Reserves for one request of key `keyId`: its hold at once when this process's allowances cover it, else
+   * a promise of its hold, rejected with the refusal.
+   */
+  reserve(keyId: string, ask: Ask): Hold | Promise<Hold> {
     const states = ask.limits.owners.map((o) => this.#state(o));
+    const lent = this.#lend(ask, states);
+    if (lent) return lent;
     for (const s of states) s.asking++;
     const { promise, resolve, reject } = Promise.withResolvers<Hold>();
     const waiting: Waiting = { ...ask, states, resolve, reject };
@@ -147,6 +153,57 @@ export class Reservations {
       this.#track(this.#drain(keyId, fresh));
     }
     return promise;
+  }
+
+  /**
+   * Admits from this process's allowances, in memory, a request whose every owner caps tokens and limits no
+   * requests in progress, when each allowance covers what it reserves; claims more in the background when one
+   * runs low. Undefined when the store must decide.
+   */
+  #lend(ask: Ask, states: OwnerState[]): Hold | undefined {
+    const { owners, labels } = ask.limits;
+    if (owners.length === 0) return undefined;
+    const output = ask.output ?? this.options.defaultOutput;
+    const tokens = ask.prompt + output;
+    for (let i = 0; i < owners.length; i++) {
+      const owner = owners[i];
+      if (owner.maxConcurrent !== undefined || !states[i].allowance.covers(labels.day, owner.terms, tokens)) {
+        return undefined;
+      }
+    }
+    const parts = states.map((state): HoldPart => ({
+      state,
+      part: { labels, tokens },
+      tokens: true,
+      places: false,
+    }));
+    const hold = new Hold((h, billed) => this.#settle(h, billed), parts, output);
+    let low = false;
+    for (const { state, part } of parts) {
+      const allowance = state.allowance;
+      allowance.usable -= tokens;
+      allowance.touched = true;
+      state.hold(hold, part);
+      low ||= allowance.low && allowance.claims === 0;
+    }
+    if (low && !this.#closed) this.#claim(ask, states);
+    return hold;
+  }
+
+  /** Sizes the allowances of `states` again with the store, in the background, before they run out. */
+  #claim(ask: Ask, states: OwnerState[]): void {
+    for (const s of states) {
+      s.allowance.claims++;
+      s.asking++;
+    }
+    this.#track(
+      this.#decide([], ask, states).catch(() => {}).finally(() => {
+        for (const s of states) {
+          s.allowance.claims--;
+          s.asking--;
+        }
+      }),
+    );
   }
 
   #state(owner: OwnerLimit): OwnerState {
@@ -169,7 +226,7 @@ export class Reservations {
         const round = queue.filter((w) => w.limits.signature === signature);
         queue.splice(0, queue.length, ...queue.filter((w) => w.limits.signature !== signature));
         try {
-          await this.#decide(round);
+          await this.#decide(round, round[0], round[0].states);
         } catch (error) {
           const failure = error instanceof StoreUnavailable ? error : storeFailure(error);
           for (const w of round) w.reject(failure);
@@ -182,17 +239,23 @@ export class Reservations {
     }
   }
 
-  /** One read, the decisions, one commit; again from the read when another decision got in between. */
-  async #decide(round: Waiting[]): Promise<void> {
-    const { states } = round[0];
+  /**
+   * One read, the decisions, the allowances sized again, one commit; again from the read when another
+   * decision got in between. `basis` is the ask the allowances are sized by (the round's first, or the one
+   * that found them low); an empty round only sizes them.
+   */
+  async #decide(round: Waiting[], basis: Ask, states: OwnerState[]): Promise<void> {
     const counters = new Map<string, Deno.KvKey>();
-    for (const w of round) for (const cap of w.limits.caps) counters.set(counterId(cap.counter), cap.counter);
+    for (const w of [basis, ...round]) {
+      for (const cap of w.limits.caps) counters.set(counterId(cap.counter), cap.counter);
+    }
     const keys = [...states.map((s) => s.key), ...counters.values()];
     let released = false;
     for (let attempt = 1;; attempt++) {
       const readAt = ++this.#seq;
       this.#reads.add(readAt);
       const granted: Hold[] = [];
+      const growths: [OwnerState, Growth][] = [];
       try {
         const entries = await this.#kv.getMany<unknown[]>(keys);
         const holdings = entries.slice(0, states.length) as Deno.KvEntryMaybe<Holdings>[];
@@ -202,13 +265,15 @@ export class Reservations {
           stored.set(counterId(keys[states.length + i]), Number(value?.value ?? 0n));
         });
         const wall = this.#wall();
-        const others = holdings.map((h) => othersHeld(h.value, this.#me, wall, round[0].limits.labels));
+        const others = holdings.map((h) => othersHeld(h.value, this.#me, wall, basis.limits.labels));
         const outcomes = round.map((w) => {
           const outcome = this.#admit(w, others, stored, readAt);
           if (outcome instanceof Hold) granted.push(outcome);
           return outcome;
         });
-        if (granted.length === 0 || await this.#commit(states, holdings)) {
+        const resized = this.#size(round, basis, states, others, stored, readAt, growths);
+        if ((granted.length === 0 && !resized) || await this.#commit(states, holdings)) {
+          for (const [state, growth] of growths) state.allowance.landed(growth, true);
           // A publish may have shown a hold taken back after a lost race; nothing since wrote the share.
           if (released && granted.length === 0) { for (const state of states) this.#publish(state); }
           round.forEach((w, i) => {
@@ -223,6 +288,8 @@ export class Reservations {
         if (granted.length) { for (const state of states) this.#publish(state); }
         throw error;
       } finally {
+        // A growth whose commit did not land is not to be used (one that landed is confirmed already).
+        for (const [state, growth] of growths) state.allowance.landed(growth, false);
         this.#reads.delete(readAt);
       }
       for (const hold of granted) this.#release(hold);
@@ -230,6 +297,45 @@ export class Reservations {
       if (attempt >= MAX_ATTEMPTS) throw storeFailure(new Error("the holdings kept changing"));
       if (attempt > 1) await backoff(attempt);
     }
+  }
+
+  /**
+   * Sizes each owner's allowance for the headroom this process may take of its caps once the round's
+   * requests are admitted (`allowance.ts`); none where an owner of the key limits requests in progress, since
+   * each of its requests goes to the store anyway. True when a share changed beyond what the round holds.
+   */
+  #size(
+    round: Waiting[],
+    basis: Ask,
+    states: OwnerState[],
+    others: OthersHeld[],
+    stored: Map<string, number>,
+    readAt: number,
+    growths: [OwnerState, Growth][],
+  ): boolean {
+    const { owners, labels } = basis.limits;
+    const lendable = owners.every((o) => o.maxConcurrent === undefined);
+    const perRequest = Math.max(
+      ...[basis, ...round].map((w) => w.prompt + (w.output ?? this.options.defaultOutput)),
+    );
+    let changed = false;
+    owners.forEach((owner, i) => {
+      if (owner.caps.length === 0) return;
+      const allowance = states[i].allowance;
+      let room = Infinity;
+      for (const cap of owner.caps) {
+        const mine = states[i].mine(cap.period, labels, readAt);
+        const settled = (stored.get(counterId(cap.counter)) ?? 0) + mine.billed;
+        room = Math.min(room, cap.cap - settled - mine.reserved - others[i].tokens[cap.period]);
+      }
+      const size = lendable ? allowanceSize(room, others[i].processes + 1, perRequest) : 0;
+      const shown = allowance.shown;
+      const growth = allowance.resize(size, labels.day, owner.terms);
+      if (growth) growths.push([states[i], growth]);
+      if (round.length) allowance.touched = true;
+      changed ||= growth !== undefined || allowance.shown !== shown;
+    });
+    return changed;
   }
 
   /** Publishes this process's shares of `states` if no other decision wrote them since `holdings` was read. */
@@ -315,6 +421,9 @@ export class Reservations {
   #settle(hold: Hold, billed: number): void {
     for (const { state, part, tokens, places } of hold.parts) {
       state.release(hold);
+      // What an allowance's request did not bill is its again; the share shows the same total.
+      const lending = tokens && state.allowance.lending && state.allowance.day === part.labels.day;
+      if (lending) state.allowance.usable += part.tokens - billed;
       if (tokens && billed > 0) {
         const entry: Billed = { labels: part.labels, tokens: billed };
         state.bill(entry);
@@ -325,7 +434,7 @@ export class Reservations {
         }
       }
       // A place is given back at once; tokens once the ledger wrote them, unless none were billed.
-      if (places || (tokens && billed === 0)) this.#publish(state);
+      if (places || (tokens && billed === 0 && !lending)) this.#publish(state);
     }
   }
 
@@ -346,7 +455,8 @@ export class Reservations {
     const writtenAt = ++this.#seq;
     for (const [state, entry] of batch) {
       state.written(entry, writtenAt);
-      this.#publish(state);
+      // An allowance's share shows these tokens until its next write: more than it holds, never less.
+      if (!state.allowance.lending) this.#publish(state);
     }
   }
 
@@ -359,7 +469,8 @@ export class Reservations {
     const work = (async () => {
       try {
         await sleep(PUBLISH_DELAY_MS);
-        while (state.dirty || state.published !== state.version) {
+        // While the owner lends, its requests change what its share is made of, not what it shows.
+        while (state.dirty || (!state.allowance.lending && state.published !== state.version)) {
           state.dirty = false;
           if (!await this.#write(state)) {
             // The renewal tries again.
@@ -408,11 +519,17 @@ export class Reservations {
     return oldest;
   }
 
-  /** Renews the lease of every share this process holds, and forgets owners it holds nothing of. */
+  /**
+   * Renews the lease of every share this process holds, gives back the allowances no request took from since
+   * the last renewal, and forgets owners it holds nothing of.
+   */
   #renew(): void {
     for (const [id, state] of this.#owners) {
       state.prune(this.#oldestRead());
-      if (state.live.size || state.billed.length) {
+      const allowance = state.allowance;
+      if (!allowance.touched && allowance.claims === 0) allowance.clear();
+      allowance.touched = false;
+      if (state.live.size || state.billed.length || !allowance.empty) {
         state.dirty = true;
         this.#publish(state);
       } else if (state.idle) this.#owners.delete(id);
@@ -434,6 +551,7 @@ export class Reservations {
     await this.idle();
     this.#closed = true;
     await Promise.all([...this.#owners.values()].map(async (state) => {
+      state.allowance.clear();
       state.prune(this.#seq);
       await this.#write(state);
     }));

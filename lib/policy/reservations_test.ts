@@ -32,7 +32,9 @@ class Process {
   }
 
   ask(k: KeyRecord, prompt: number, output?: number, user?: UserRecord): Promise<Hold> {
-    return this.reservations.reserve(k.id, { limits: limitsOf(k, user, NOW), now: NOW, prompt, output });
+    return Promise.resolve(
+      this.reservations.reserve(k.id, { limits: limitsOf(k, user, NOW), now: NOW, prompt, output }),
+    );
   }
 
   /** What the account does as a request ends: the record to the ledger, then the settlement. */
@@ -177,7 +179,7 @@ Deno.test("a store that fails answers 503, and takes nothing", async () => {
   const reservations = new Reservations({ kv: broken, written: () => Promise.resolve(), defaultOutput: 16 });
   const k = key("key_f", { maxConcurrent: 1 });
   const ask = { limits: limitsOf(k, undefined, NOW), now: NOW, prompt: 0 };
-  await assert.rejects(reservations.reserve(k.id, ask), StoreUnavailable);
+  await assert.rejects(Promise.resolve(reservations.reserve(k.id, ask)), StoreUnavailable);
   await reservations.close();
   assert.equal((await kv.get(holdingsKey("key", k.id))).value, null);
   kv.close();
