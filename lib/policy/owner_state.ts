@@ -101,6 +101,13 @@ export class OwnerState {
     return { until, inflight: this.#live.size, tokens };
   }
 
+  /** Gives the allowance back: the share shows less, to be written. */
+  giveBack(): void {
+    if (this.allowance.empty && !this.allowance.lending) return;
+    this.allowance.clear();
+    this.version++;
+  }
+
   /** Forgets billed tokens that no read begun at or after `oldestRead` needs. */
   prune(oldestRead: number): void {
     if (this.billed.length === 0) return;

@@ -527,7 +527,7 @@ export class Reservations {
     for (const [id, state] of this.#owners) {
       state.prune(this.#oldestRead());
       const allowance = state.allowance;
-      if (!allowance.touched && allowance.claims === 0) allowance.clear();
+      if (!allowance.touched && allowance.claims === 0) state.giveBack();
       allowance.touched = false;
       if (state.live.size || state.billed.length || !allowance.empty) {
         state.dirty = true;
@@ -551,7 +551,7 @@ export class Reservations {
     await this.idle();
     this.#closed = true;
     await Promise.all([...this.#owners.values()].map(async (state) => {
-      state.allowance.clear();
+      state.giveBack();
       state.prune(this.#seq);
       await this.#write(state);
     }));

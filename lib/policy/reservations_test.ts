@@ -167,6 +167,106 @@ storeTest(
   },
 );
 
+/** The store with its round trips counted: reads (`get`, `getMany`) and commits. */
+function counted(kv: Deno.Kv): { kv: Deno.Kv; trips: () => number } {
+  let trips = 0;
+  const proxy = new Proxy(kv, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      if (prop === "atomic") {
+        return () => {
+          const op = target.atomic();
+          const commit = op.commit.bind(op);
+          op.commit = () => {
+            trips++;
+            return commit();
+          };
+          return op;
+        };
+      }
+      return (...args: unknown[]) => {
+        if (prop === "get" || prop === "getMany") trips++;
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { kv: proxy, trips: () => trips };
+}
+
+storeTest(
+  "far from a cap's end a process admits from its allowance, which the other process counts as held",
+  async (raw) => {
+    const store = counted(raw);
+    const [a, b] = [new Process(store.kv), new Process(raw)];
+    const k = key("key_big", { dailyTokens: 1_000_000 });
+    const first = await a.ask(k, 10, 100);
+    const share =
+      (await raw.get<Record<string, { tokens: Record<string, number> }>>(holdingsKey("key", k.id)))
+        .value!;
+    const shown = Object.values(share)[0].tokens["d:2026-11-22"];
+    assert.ok(shown > 10 * 110, `the share shows an allowance beyond the request's 110 tokens: ${shown}`);
+    const other = await b.ask(k, 10, 2_000_000);
+    assert.equal(other.output, 1_000_000 - shown - 10, "the other counts all of it");
+    other.settle(0);
+
+    const before = store.trips();
+    for (let i = 0; i < 1000; i++) {
+      const hold = await a.ask(k, 10, 100);
+      assert.equal(hold.output, 100);
+      hold.settle(0);
+    }
+    assert.equal(store.trips() - before, 0, "1,000 requests decided in memory");
+    first.settle(0);
+    await Promise.all([a.close(), b.close()]);
+    assert.equal((await raw.get(holdingsKey("key", k.id))).value, null, "closing gave the allowance back");
+  },
+);
+
+storeTest("an allowance holds a cap exactly through its end, over two processes", async (kv) => {
+  const [a, b] = [new Process(kv), new Process(kv)];
+  // 110 tokens a request: allowances of 1,250 at first, none once the headroom is under 14,080 per process.
+  const k = key("key_end", { dailyTokens: 20_000 });
+  let served = 0;
+  for (let wave = 0; wave < 400; wave++) {
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).ask(k, 10, 100)),
+    );
+    outcomes.forEach((o, i) => billFully(i % 2 ? a : b, k, 10)(o));
+    for (const o of outcomes) {
+      if (o.status === "rejected") assert.ok(o.reason instanceof QuotaExceeded, String(o.reason));
+    }
+    const granted = outcomes.filter((o) => o.status === "fulfilled").length;
+    served += granted;
+    // What the requests billed reaches the counters, and the shares stop showing it.
+    await Promise.all([a.reservations.idle(), b.reservations.idle()]);
+    if (granted === 0) break;
+  }
+  await Promise.all([a.close(), b.close()]);
+  const { day } = await readTotals(kv, "key", k.id, new Date(NOW));
+  assert.ok(day <= 20_000, `billed ${day} of 20,000 over ${served} requests`);
+  assert.ok(day > 20_000 - 110, `billed ${day}: nothing held back at the end`);
+});
+
+storeTest("an allowance no request took from is given back at the next renewal", async (kv) => {
+  const p = new Process(kv, 300);
+  const k = key("key_idle", { dailyTokens: 1_000_000 });
+  p.end(await p.ask(k, 10, 100), k, 20);
+  const shown = async () => {
+    const share = (await kv.get<Record<string, { tokens: Record<string, number> }>>(holdingsKey("key", k.id)))
+      .value;
+    return share ? Object.values(share)[0]?.tokens["d:2026-11-22"] ?? 0 : 0;
+  };
+  assert.ok(await shown() > 1000);
+  const start = performance.now();
+  while (await shown() > 0) {
+    assert.ok(performance.now() - start < 10_000, "given back within 10 s");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await p.close();
+  assert.equal((await readTotals(kv, "key", k.id, new Date(NOW))).day, 20);
+});
+
 Deno.test("a store that fails answers 503, and takes nothing", async () => {
   const kv = await Deno.openKv(":memory:");
   const broken = new Proxy(kv, {
