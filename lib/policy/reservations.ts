@@ -16,12 +16,25 @@
  * after the write; a snapshot therefore counts each token at least once. A process counts its own part from
  * memory (`owner_state.ts`), which is exact at once, and the others' from the snapshot.
  *
- * Cost. A key and user with no limit: nothing. With limits: one `getMany` and one commit per decision; the
- * requests of one key that arrive while a decision is in flight are decided together by the next one. After a
- * request ends, off its path: its concurrency place is given back at once, and its usage record is written
- * without waiting for the ledger's timer (a flush, which takes the records of every request ending meanwhile),
- * after which its tokens leave the share; each change is one read and one commit, merged when several come
- * close together.
+ * Allowances. Far from a cap's end, a decision also claims for the process an allowance of each owner's
+ * headroom (`allowance.ts`: an eighth of this process's part of it), which its share shows as held, so every
+ * other process counts it. Later requests whose owners limit only tokens are admitted from the allowances in
+ * memory, giving back what they did not bill when they end; when one runs below half, a decision with no
+ * request sizes it again in the background. Near the end (an eighth of the headroom under 16 requests'
+ * reservations) no allowance is kept and every request is decided with the store, so the bound stays exact
+ * and no process holds back what another's request could use. An allowance no request took from since the
+ * last renewal is given back, and so is every one at shutdown.
+ *
+ * Cost. A key and user with no limit: nothing. Token caps far from their end: nothing per request; one read
+ * and one commit per owner each time half an allowance is spent (for a cap of 10^9 and requests of ~4,100
+ * tokens reserved, one per several thousand requests, more seldom as requests bill less than they reserve),
+ * and each lease renewal. Near a cap's end, or with a concurrency limit: one `getMany` and one commit per
+ * decision; the requests of one key that arrive while a decision is in flight are decided together by the
+ * next one. After such a request ends, off its path: its concurrency place is given back at once, and its
+ * usage record is written without waiting for the ledger's timer (a flush, which takes the records of every
+ * request ending meanwhile), after which its tokens leave the share; each change is one read and one commit,
+ * merged when several come close together. An allowance's share keeps showing billed tokens the ledger wrote
+ * until its next write: more than it holds, never less.
  *
  * Leases. A share is leased (30 s by default) and renewed while it holds anything, so the share of a process
  * that died lapses and blocks nothing for longer.
@@ -197,7 +210,7 @@ export class Reservations {
       s.asking++;
     }
     this.#track(
-      this.#decide([], ask, states).catch(() => {}).finally(() => {
+      this.#decide([], ask, states).catch(storeFailure).finally(() => {
         for (const s of states) {
           s.allowance.claims--;
           s.asking--;
