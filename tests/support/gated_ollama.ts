@@ -33,6 +33,8 @@ export class GatedOllama {
   readonly #wholeHangs: boolean;
   /** Answers (streamed or not) waiting at the gate. */
   waiting = 0;
+  /** Whether a chat came: the model is loaded from then on. */
+  #asked = false;
   /** Streamed answers sent to their final line. */
   completed = 0;
   /** Streamed answers whose client (the gateway) closed them first. */
@@ -63,8 +65,15 @@ export class GatedOllama {
     const path = new URL(req.url).pathname;
     if (path === "/api/version") return Response.json({ version: "0.33.0" });
     if (path === "/api/tags") return Response.json({ models: [{ name: "m1", model: "m1" }] });
+    // As Ollama: nothing loaded until a model is asked for, then it stays.
+    if (path === "/api/ps") {
+      return Response.json({
+        models: this.#asked ? [{ name: "m1", model: "m1", size_vram: 2_000_000_000 }] : [],
+      });
+    }
     if (path !== "/api/chat") return Response.json({ error: "not found" }, { status: 404 });
     const body = await req.json();
+    this.#asked = true;
     if (body.stream !== false) return this.#stream(body.model);
     this.waiting++;
     if (this.#wholeHangs) return this.#net.hang(req.signal);
