@@ -37,7 +37,10 @@ async function withGateway(backend: GatedOllama, fn: (setup: Setup) => Promise<v
   const env = { GATEWAY_KV: store };
   const running: GatewayProcess[] = [];
   try {
-    await admin(env, "server", "add", "--name", "gpu1", "--url", backend.url, "--model", "m1");
+    // Declared slots: the answers these tests hold at the backend (some never start) all run at once, as the
+    // tests are about stopping, not about what a server without --slots is found to run.
+    const server = ["--name", "gpu1", "--url", backend.url, "--model", "m1", "--slots", "32"];
+    await admin(env, "server", "add", ...server);
     await admin(env, "user", "add", "--name", "team");
     const { key, id } = await admin(env, "key", "create", "--model", "m1", "--user", "team");
     await fn({
