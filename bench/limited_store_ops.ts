@@ -7,6 +7,7 @@ import { createKey } from "../lib/store/keys.ts";
 import { basePolicy } from "../lib/store/records.ts";
 import { benchGateway, benchStore } from "./support/bench_gateway.ts";
 import { addLimitedUser, limitedPolicy } from "./support/limited_key.ts";
+import { counted } from "../tests/support/counted_store.ts";
 
 const REQUESTS = Number(Deno.args[0] ?? 20_000);
 const WARMUP = 500;
@@ -14,38 +15,11 @@ const WARMUP = 500;
 const counts = new Map<string, number>();
 const count = (op: string) => counts.set(op, (counts.get(op) ?? 0) + 1);
 
-/** The store with each read and write counted; an atomic operation counts once, at its commit. */
-function counted(kv: Deno.Kv): Deno.Kv {
-  return new Proxy(kv, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target);
-      if (typeof value !== "function") return value;
-      if (prop === "atomic") {
-        return () => {
-          const op = target.atomic();
-          const commit = op.commit.bind(op);
-          op.commit = () => {
-            count("commit");
-            return commit();
-          };
-          return op;
-        };
-      }
-      return (...args: unknown[]) => {
-        if (["get", "getMany", "set", "delete", "list", "enqueue", "watch"].includes(String(prop))) {
-          count(String(prop));
-        }
-        return value.apply(target, args);
-      };
-    },
-  });
-}
-
 const { kv: raw, catalog } = await benchStore();
 await addLimitedUser(catalog);
 const plain = await createKey(raw, basePolicy("m1"));
 const limited = await createKey(raw, limitedPolicy());
-const { url, deps } = await benchGateway(counted(raw));
+const { url, deps } = await benchGateway(counted(raw, count));
 
 const body = JSON.stringify({ model: "m1", messages: [{ role: "user", content: "hi" }] });
 async function chat(secret: string) {

@@ -8,12 +8,11 @@
  */
 // @ts-types="@types/seedrandom"
 import seedrandom from "seedrandom";
-import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
 import { openStore } from "../lib/store/kv.ts";
 import { basePolicy } from "../lib/store/records.ts";
 import { FakeLlmOllama } from "../tests/fakes/fake_llm.ts";
-import { startRoutingGateway } from "./routing_fleet.ts";
+import { launchGateway, registerServers } from "./routing_fleet.ts";
 import { chat, type Sample } from "./routing_workload.ts";
 import type { Child } from "./support/spawn.ts";
 
@@ -70,35 +69,13 @@ export async function startIdentical(
   const kv = await openStore(`${dir}/gateway.kv`);
   let key: string, other: string;
   try {
-    const catalog = new Catalog(kv);
-    for (const fake of fakes) {
-      await catalog.servers.add({
-        name: fake.name,
-        url: fake.url,
-        kind: "ollama",
-        models: [{ tag: IDENTICAL.model }],
-        weight: 1,
-        enabled: true,
-        slots: declareSlots ? IDENTICAL.slots : undefined,
-      });
-    }
+    await registerServers(kv, fakes, [IDENTICAL.model], declareSlots ? IDENTICAL.slots : undefined);
     key = (await createKey(kv, { ...basePolicy(IDENTICAL.model), name: "capacity" })).secret;
     other = (await createKey(kv, { ...basePolicy(IDENTICAL.model), name: "other" })).secret;
   } finally {
     kv.close();
   }
-  const gateway = await startRoutingGateway(dir, policy);
-  return {
-    fakes,
-    gateway,
-    key,
-    other,
-    close: async () => {
-      await gateway.stop();
-      for (const fake of fakes) await fake.close();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
+  return { fakes, key, other, ...await launchGateway(dir, policy, fakes) };
 }
 
 const between = (random: () => number, [lo, hi]: readonly [number, number]) =>

@@ -55,29 +55,46 @@ export async function startFleet(policy: "scheduled" | "weighted", declareSlots 
   const keys = new Map<string, string>();
   const kv = await openStore(`${dir}/gateway.kv`);
   try {
-    const catalog = new Catalog(kv);
-    for (const fake of fakes) {
-      await catalog.servers.add({
-        name: fake.name,
-        url: fake.url,
-        kind: "ollama",
-        models: MODELS.map((tag) => ({ tag })),
-        weight: 1,
-        enabled: true,
-        slots: declareSlots ? FLEET.slots : undefined,
-      });
-    }
+    await registerServers(kv, fakes, MODELS, declareSlots ? FLEET.slots : undefined);
     for (const model of MODELS) {
       keys.set(model, (await createKey(kv, { ...basePolicy(model), name: model })).secret);
     }
   } finally {
     kv.close();
   }
+  return { fakes, keys, ...await launchGateway(dir, policy, fakes) };
+}
+
+/** Registers each fake as an Ollama server of weight 1 carrying `models`, with `slots` declared or not. */
+export async function registerServers(
+  kv: Deno.Kv,
+  fakes: { name: string; url: string }[],
+  models: string[],
+  slots: number | undefined,
+): Promise<void> {
+  const catalog = new Catalog(kv);
+  for (const fake of fakes) {
+    await catalog.servers.add({
+      name: fake.name,
+      url: fake.url,
+      kind: "ollama",
+      models: models.map((tag) => ({ tag })),
+      weight: 1,
+      enabled: true,
+      slots,
+    });
+  }
+}
+
+/** The gateway on the store in `dir`, and how to stop it, its fakes, and remove the store. */
+export async function launchGateway(
+  dir: string,
+  policy: "scheduled" | "weighted",
+  fakes: { close(): Promise<void> }[],
+): Promise<{ gateway: Child; close(): Promise<void> }> {
   const gateway = await startRoutingGateway(dir, policy);
   return {
-    fakes,
     gateway,
-    keys,
     close: async () => {
       await gateway.stop();
       for (const fake of fakes) await fake.close();

@@ -2,22 +2,10 @@ import assert from "node:assert/strict";
 import { BodyBudget } from "./body_budget.ts";
 import { BodyMemoryFull } from "../errors.ts";
 import { loadConfig } from "../config.ts";
+import { within as settles } from "../../tests/support/wait_for.ts";
 
-/**
- * `promise`, failing if it takes over 10 s. Its timer also keeps the test alive while the budget's wait runs:
- * those deadlines do not, since in the gateway the client's socket does.
- */
-async function within<T>(promise: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) =>
-    timer = setTimeout(() => reject(new Error("timed out")), 10_000)
-  );
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** `promise`, failing if it takes over 10 s: its timer also keeps the test alive while a deadline runs. */
+const within = <T>(promise: Promise<T>) => settles("the awaited step", promise, 10_000);
 
 Deno.test("what fits is counted at once; what does not waits until memory is given back", async () => {
   const budget = new BodyBudget(100, 60_000);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readJsonBody, releaseBody } from "./read_body.ts";
 import { bodyMemoryFor } from "./body_budget.ts";
 import { GatewayError } from "../errors.ts";
+import { within as settles } from "../../tests/support/wait_for.ts";
 
 const LIMITS = { maxBodyBytes: 1000, bodyTimeoutMs: 100 };
 const encode = (s: string) => new TextEncoder().encode(s);
@@ -80,21 +81,8 @@ Deno.test("U+FFFD sent as such is text; a byte that is not UTF-8 beside it is re
   assert.match(error.message, /UTF-8/);
 });
 
-/**
- * `promise`, failing if it takes over 10 s. Its timer also keeps the test alive while the budget's wait runs:
- * those deadlines do not, since in the gateway the client's socket does.
- */
-async function within<T>(promise: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) =>
-    timer = setTimeout(() => reject(new Error("timed out")), 10_000)
-  );
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** `promise`, failing if it takes over 10 s: its timer also keeps the test alive while a deadline runs. */
+const within = <T>(promise: Promise<T>) => settles("the awaited step", promise, 10_000);
 
 /** Limits whose budget holds one counted body of 100 KiB at a time. */
 function countedLimits() {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { OpenStreams, type StreamEnd, streamResponse } from "./stream_response.ts";
 import type { ChatEvent } from "../chat/types.ts";
 import type { StreamRenderer } from "../faces/mod.ts";
+import { within as settles } from "../../tests/support/wait_for.ts";
 
 const renderer: StreamRenderer = {
   contentType: "text/plain",
@@ -11,21 +12,8 @@ const renderer: StreamRenderer = {
 
 const STALL_MS = 100;
 
-/**
- * `promise`, failing if it takes over 10 s. Its timer also keeps the test alive while the stream's deadline
- * runs: deadlines do not, since in the gateway the client's socket does.
- */
-async function within<T>(promise: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) =>
-    timer = setTimeout(() => reject(new Error("timed out")), 10_000)
-  );
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** `promise`, failing if it takes over 10 s: its timer also keeps the test alive while a deadline runs. */
+const within = <T>(promise: Promise<T>) => settles("the awaited step", promise, 10_000);
 
 /** A backend stream of `words`, each after `delayMs`, then its end; `aborted` settles when it is aborted. */
 function backend(words: number, delayMs = 0) {

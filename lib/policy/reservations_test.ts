@@ -6,6 +6,7 @@ import { sample, storeTest } from "../usage/test_support.ts";
 import { holdingsKey } from "./holdings.ts";
 import { limitsOf } from "./quotas.ts";
 import { type Hold, Reservations } from "./reservations.ts";
+import { counted as countedCalls } from "../../tests/support/counted_store.ts";
 
 const NOW = Date.parse("2026-11-22T12:00:00Z");
 
@@ -170,26 +171,8 @@ storeTest(
 /** The store with its round trips counted: reads (`get`, `getMany`) and commits. */
 function counted(kv: Deno.Kv): { kv: Deno.Kv; trips: () => number } {
   let trips = 0;
-  const proxy = new Proxy(kv, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target);
-      if (typeof value !== "function") return value;
-      if (prop === "atomic") {
-        return () => {
-          const op = target.atomic();
-          const commit = op.commit.bind(op);
-          op.commit = () => {
-            trips++;
-            return commit();
-          };
-          return op;
-        };
-      }
-      return (...args: unknown[]) => {
-        if (prop === "get" || prop === "getMany") trips++;
-        return value.apply(target, args);
-      };
-    },
+  const proxy = countedCalls(kv, (call) => {
+    if (call === "get" || call === "getMany" || call === "commit") trips++;
   });
   return { kv: proxy, trips: () => trips };
 }
