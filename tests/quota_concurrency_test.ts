@@ -169,6 +169,8 @@ Deno.test("--max-concurrent 2: the third request gets 429 concurrency_limit with
   await until("both records", () => s.gw.usage.filter((r) => r.status === "partial").length === 3);
   const refusals = s.gw.usage.filter((r) => r.status === "rejected");
   assert.deepEqual(refusals.map((r) => r.errorCode), Array(4).fill("concurrency_limit"));
+  const scraped = (await s.gw.deps.metrics!.scrape()).body;
+  assert.match(scraped, /gateway_limit_refusals_total\{reason="concurrency_limit"\} 4/);
 });
 
 Deno.test("a user's --max-concurrent counts the requests of all its keys", async () => {

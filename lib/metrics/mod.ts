@@ -21,7 +21,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const TTFB_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
-const REFUSALS = new Set(["rate_limited", "quota_exceeded"]);
+const REFUSALS = new Set(["rate_limited", "quota_exceeded", "concurrency_limit"]);
 
 /** Puts a metric into a registry being made: in the order given, which is the order of the scrape. */
 type Registration = (prom: PromClient, registry: Registry) => void;
@@ -56,7 +56,7 @@ export class GatewayMetrics {
   );
   readonly #refusals = new Tally<"reason">({
     name: "gateway_limit_refusals_total",
-    help: "Requests refused by a key's rate limit or a token quota.",
+    help: "Requests refused by a key's rate limit, a token quota, or a concurrency limit.",
     labelNames: ["reason"],
   });
   readonly #invalidValues = new Tally<"server" | "field">({
