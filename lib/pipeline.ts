@@ -8,7 +8,14 @@ import { readJsonBody, releaseBody } from "./http/read_body.ts";
 import { errorResponse, jsonResponse } from "./http/respond.ts";
 import { openStreams, streamResponse } from "./http/stream_response.ts";
 import { fitToServer, shapeForKey } from "./shape/mod.ts";
-import { type Candidate, dispatch, outcomeOf, routableCandidates, type Route } from "./routing/mod.ts";
+import {
+  type Candidate,
+  dispatch,
+  outcomeOf,
+  routableCandidates,
+  type Route,
+  tenantOf,
+} from "./routing/mod.ts";
 import { type BackendAdapter, BACKENDS, type CallContext } from "./backends/mod.ts";
 import { RequestAccount } from "./account/mod.ts";
 import { asGatewayError, ClientClosed, GatewayError } from "./errors.ts";
@@ -100,7 +107,7 @@ export async function runChat(
       shaped.messages,
       key.priority,
       client.signal,
-      { key: key.id, user: key.user },
+      tenantOf(key),
     );
     const route = placed instanceof Promise ? await placed : placed;
     const ctx = callContext(deps, client.signal);

@@ -183,7 +183,7 @@ export class Scheduler {
 
   /** Whether the tenant may take a free slot of the model's servers, by its share of them. */
   #mayTake(model: string, tenant: Tenant | undefined, order: readonly Candidate[]): boolean {
-    if (!tenant) return true;
+    if (!tenant || !this.#shares.contended(model)) return true;
     const { state, now } = this.options;
     const room = { free: 0, total: 0, sureFree: 0, sureTotal: 0 };
     for (const c of order) {

@@ -38,6 +38,11 @@ export class SlotShares {
     else flows.set(flowOf(tenant), { at: now });
   }
 
+  /** Whether tenants contend for `model` now: only then is a share worth counting. */
+  contended(model: string): boolean {
+    return this.windowMs > 0 && (this.#seen.get(model)?.size ?? 0) >= 2;
+  }
+
   /**
    * Whether `tenant` may take a free slot of `model`'s servers now. While tenants contend only the slots the
    * servers are sure to run count (`sure…`): one a learned figure is probing would make whoever takes it wait

@@ -7,11 +7,24 @@
 export interface Tenant {
   key: string;
   user?: string;
+  /** The flow fairness shares slots between: the user's, else the key's (see `tenantOf`). */
+  flow?: string;
 }
 
-/** The flow fairness shares slots between: the user's, else the key's. */
 export function flowOf(tenant: Tenant): string {
-  return tenant.user === undefined ? `key:${tenant.key}` : `user:${tenant.user}`;
+  return tenant.flow ?? (tenant.user === undefined ? `key:${tenant.key}` : `user:${tenant.user}`);
+}
+
+/** One tenant per key record, its flow named once: nothing is made per request. */
+const tenants = new WeakMap<object, Tenant>();
+
+export function tenantOf(key: { id: string; user?: string }): Tenant {
+  let tenant = tenants.get(key);
+  if (!tenant) {
+    const base = { key: key.id, user: key.user };
+    tenants.set(key, tenant = { ...base, flow: flowOf(base) });
+  }
+  return tenant;
 }
 
 /**
