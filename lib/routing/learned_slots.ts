@@ -76,6 +76,11 @@ export class LearnedSlots {
   readonly #base = new Float64Array(BASE_SAMPLES);
   #baseSize = 0;
   #baseNext = 0;
+  readonly #scratch = new Float64Array(BASE_SAMPLES);
+  /** The median as last sorted, over how many samples, and samples added since. */
+  #usual = 0;
+  #medianOf = 0;
+  #addedSinceMedian = 0;
   /** Most streams seen running at once, and when. */
   #proven = 0;
   #provenAt = 0;
@@ -113,12 +118,13 @@ export class LearnedSlots {
 
   observe(sample: Sample, now: number): void {
     const { level, ms } = sample;
-    if (sample.othersEnded && ms > 2 * this.#median() + this.options.marginMs) {
+    // The usual first byte matters only when another request ended meanwhile: only then is it sorted for.
+    const usual = sample.othersEnded ? this.#median() : 0;
+    if (sample.othersEnded && ms > 2 * usual + this.options.marginMs) {
       this.#queued(level, sample.streaming ?? level - 1, now);
       return;
     }
     // A first byte that waited for a load says nothing of the server's usual.
-    const usual = this.#median();
     if (sample.warm) this.#addBase(ms);
     // After another ended, only a first byte quicker than usual is taken as no wait; a stream needs no such
     // guess, as streams seen running together prove what the server runs.
@@ -143,6 +149,7 @@ export class LearnedSlots {
   }
 
   #addBase(ms: number): void {
+    this.#addedSinceMedian++;
     this.#base[this.#baseNext] = ms;
     this.#baseNext = (this.#baseNext + 1) % BASE_SAMPLES;
     if (this.#baseSize < BASE_SAMPLES) this.#baseSize++;
@@ -151,7 +158,14 @@ export class LearnedSlots {
   /** The median of the recent unqueued first bytes; 0 before any. */
   #median(): number {
     if (this.#baseSize === 0) return 0;
-    const sorted = this.#base.slice(0, this.#baseSize).sort();
-    return sorted[this.#baseSize >> 1];
+    // Sorted again only every few samples: it is a threshold for noise, and this runs on requests' paths.
+    if (this.#addedSinceMedian >= 4 || this.#medianOf !== this.#baseSize) {
+      const scratch = this.#scratch.subarray(0, this.#baseSize);
+      scratch.set(this.#base.subarray(0, this.#baseSize));
+      this.#usual = scratch.sort()[this.#baseSize >> 1];
+      this.#addedSinceMedian = 0;
+      this.#medianOf = this.#baseSize;
+    }
+    return this.#usual;
   }
 }
