@@ -253,8 +253,20 @@ function ownListener(
       clearInterval(sweep);
       slotFreed?.();
       listener.close();
-      // Idle connections have nothing left to finish; a client on one learns at once to go elsewhere.
-      for (const conn of open) if (conn.active === 0) conn.abort.abort();
+      // Idle connections have nothing left to finish; a client on one learns at once to go elsewhere. The
+      // runtime's own listener on a connection its client has just closed throws BadResource from inside the
+      // abort, which would otherwise end the process (or the worker) at the moment it is draining.
+      globalThis.addEventListener("error", ignoreClosedConnection);
+      try {
+        for (const conn of open) if (conn.active === 0) conn.abort.abort();
+      } finally {
+        globalThis.removeEventListener("error", ignoreClosedConnection);
+      }
     },
   };
+}
+
+/** A connection the client closed first has nothing left to abort. */
+function ignoreClosedConnection(event: Event): void {
+  if ((event as ErrorEvent).error instanceof Deno.errors.BadResource) event.preventDefault();
 }
