@@ -10,9 +10,10 @@
  * 400 ms, 4 ms per token) so it runs in a few minutes on a small machine; the ratios, not the absolute
  * figures, are the result. `--only mixed|identical|scaling|tenants` runs one scenario.
  */
-import { FLEET, slotFigures, startFleet } from "./routing_fleet.ts";
-import type { Child } from "./support/spawn.ts";
-import { plan, runWorkload, type Sample, WORKLOAD } from "./routing_workload.ts";
+import { FLEET, watchSlots } from "./routing_fleet.ts";
+import { WORKLOAD } from "./routing_workload.ts";
+import { mixed } from "./routing_mixed.ts";
+import { ms, percentile, ratio, render, type Row, worstShareOff } from "./support/table_text.ts";
 import {
   CLOSED_LOOP,
   IDENTICAL,
@@ -24,130 +25,6 @@ import {
   startIdentical,
   TENANTS,
 } from "./routing_capacity.ts";
-
-interface Figures {
-  requests: number;
-  failed: number;
-  ttftP50: number;
-  ttftP95: number;
-  completionMean: number;
-  completionP95: number;
-  wallMs: number;
-  loads: number;
-  cacheHitRate: number;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] : NaN;
-}
-
-function summarize(samples: Sample[], wallMs: number, loads: number, hitRate: number): Figures {
-  const ok = samples.filter((s) => s.ok);
-  const totals = ok.map((s) => s.totalMs);
-  return {
-    requests: samples.length,
-    failed: samples.length - ok.length,
-    ttftP50: percentile(ok.map((s) => s.ttftMs), 0.5),
-    ttftP95: percentile(ok.map((s) => s.ttftMs), 0.95),
-    completionMean: totals.reduce((a, b) => a + b, 0) / Math.max(1, totals.length),
-    completionP95: percentile(totals, 0.95),
-    wallMs,
-    loads,
-    cacheHitRate: hitRate,
-  };
-}
-
-async function runOnce(policy: Policy, declareSlots = true): Promise<Figures> {
-  const fleet = await startFleet(policy, declareSlots);
-  try {
-    const watch = watchSlots(fleet.gateway);
-    const { samples, wallMs } = await runWorkload(fleet.gateway.url, fleet.keys, plan()).finally(watch);
-    const stats = fleet.fakes.map((f) => f.engine.stats);
-    const loads = stats.reduce((n, s) => n + s.loads, 0);
-    const prompt = stats.reduce((n, s) => n + s.promptTokens, 0);
-    const cached = stats.reduce((n, s) => n + s.cachedTokens, 0);
-    const peak = Math.max(...stats.map((s) => s.peakHeld));
-    const p95 = (kind: (turn: number) => boolean) =>
-      Math.round(percentile(samples.filter((x) => x.ok && kind(x.turn ?? 0)).map((x) => x.ttftMs), 0.95));
-    console.error(
-      `${policy}${declareSlots ? "" : " (no --slots)"}: ${samples.length} requests in ${
-        (wallMs / 1000).toFixed(1)
-      } s, peak ${peak} held in a ` +
-        `server; TTFT p95 of bursts ${p95((t) => t === 0)} ms, first turns ${p95((t) => t === 1)} ms, ` +
-        `later turns ${p95((t) => t > 1)} ms`,
-    );
-    return summarize(samples, wallMs, loads, prompt ? cached / prompt : 0);
-  } finally {
-    await fleet.close();
-  }
-}
-
-/**
- * With BENCH_SLOTS=1, prints each server's slot figure whenever it changes during a run (what learning did);
- * returns the function that stops watching.
- */
-function watchSlots(gateway: Child): () => void {
-  if (!Deno.env.get("BENCH_SLOTS")) return () => {};
-  const started = performance.now();
-  let last = "";
-  const timer = setInterval(async () => {
-    const now = (await slotFigures(gateway).catch(() => [])).join(", ");
-    if (now !== last) console.error(`  ${((performance.now() - started) / 1000).toFixed(1)} s: ${now}`);
-    last = now;
-  }, 100);
-  return () => clearInterval(timer);
-}
-
-const ms = (v: number) => `${Math.round(v).toLocaleString("en-US")} ms`;
-const ratio = (a: number, b: number) => `${(a / b).toFixed(2)} ×`;
-
-type Row = string[];
-
-function render(head: string[], rows: Row[]): string {
-  const all = [head, ...rows];
-  const width = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
-  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(width[i])).join(" | ")} |`;
-  return [line(head), `| ${width.map((n) => "-".repeat(n)).join(" | ")} |`, ...rows.map(line)].join("\n");
-}
-
-/** A figure in ms for both policies, with the scheduled one's ratio and, when it has one, its target. */
-function timeRow(label: string, w: number, s: number, atMost?: number): Row {
-  const target = atMost === undefined ? "" : `≤ ${atMost} ×`;
-  const result = atMost === undefined ? "" : s <= atMost * w ? "pass" : "miss";
-  return [label, ms(w), ms(s), ratio(s, w), target, result];
-}
-
-function mixedTable(w: Figures, s: Figures): string {
-  const percent = (rate: number) => `${(rate * 100).toFixed(1)}%`;
-  const rows: Row[] = [
-    timeRow("TTFT p50", w.ttftP50, s.ttftP50),
-    timeRow("TTFT p95", w.ttftP95, s.ttftP95, 0.5),
-    timeRow("Completion time, mean per request", w.completionMean, s.completionMean, 0.8),
-    timeRow("Completion time p95", w.completionP95, s.completionP95),
-    timeRow("Whole workload (wall time)", w.wallMs, s.wallMs, 0.8),
-    ["Model loads", String(w.loads), String(s.loads), "", "fewer", s.loads < w.loads ? "pass" : "miss"],
-    ["Prefix-cache hit rate (prompt tokens)", percent(w.cacheHitRate), percent(s.cacheHitRate), "", "", ""],
-    [
-      "Requests / failed",
-      `${w.requests} / ${w.failed}`,
-      `${s.requests} / ${s.failed}`,
-      "",
-      "0 failed",
-      w.requests === s.requests && s.failed === 0 ? "pass" : "miss",
-    ],
-  ];
-  return render(["Figure", "Weighted random", "Scheduled", "Ratio", "Target", "Result"], rows);
-}
-
-/** The mixed fleet's table, with `--slots` declared and without. */
-async function mixed(declareSlots: boolean) {
-  const weighted = await runOnce("weighted", declareSlots);
-  const scheduled = await runOnce("scheduled", declareSlots);
-  const title = declareSlots ? "Mixed fleet, --slots declared" : "Mixed fleet, no --slots";
-  console.log(`\n### ${title}\n\n${mixedTable(weighted, scheduled)}`);
-  return { weighted, scheduled };
-}
 
 interface IdenticalFigures {
   wallMs: number;
@@ -183,12 +60,6 @@ async function identicalOnce(
   } finally {
     await fleet.close();
   }
-}
-
-/** Worst share of the requests any server served, against an equal share, as a fraction off. */
-function worstShareOff(served: number[]): number {
-  const total = served.reduce((a, b) => a + b, 0);
-  return Math.max(...served.map((n) => Math.abs(n / total - 1 / served.length) * served.length));
 }
 
 async function identical(servers: number) {

@@ -134,3 +134,19 @@ export function startRoutingGateway(dir: string, policy: "scheduled" | "weighted
     },
   });
 }
+
+/**
+ * With BENCH_SLOTS=1, prints each server's slot figure whenever it changes during a run (what learning did);
+ * returns the function that stops watching.
+ */
+export function watchSlots(gateway: Child): () => void {
+  if (!Deno.env.get("BENCH_SLOTS")) return () => {};
+  const started = performance.now();
+  let last = "";
+  const timer = setInterval(async () => {
+    const now = (await slotFigures(gateway).catch(() => [])).join(", ");
+    if (now !== last) console.error(`  ${((performance.now() - started) / 1000).toFixed(1)} s: ${now}`);
+    last = now;
+  }, 100);
+  return () => clearInterval(timer);
+}

@@ -1,53 +1,19 @@
 /**
- * @module The gateway's one error type. Stages throw these; each face renders them in its own wire format.
- * Failover reads `retryable` and `countsAgainstServer`, never a status text or a header.
+ * @module The gateway's errors, one subclass per condition, named for it: what stages throw and faces
+ * render. The base type is in `gateway_error.ts`, the refusals of limits in `limit_errors.ts`; both are
+ * exported from here, so a stage imports every error from this one place.
  */
+import { GatewayError } from "./gateway_error.ts";
 
-/** Stable machine-readable codes; clients may branch on them. */
-export type ErrorCode =
-  | "invalid_request"
-  | "invalid_api_key"
-  | "key_expired"
-  | "forbidden"
-  | "not_found"
-  | "method_not_allowed"
-  | "payload_too_large"
-  | "request_timeout"
-  | "unsupported_media_type"
-  | "rate_limited"
-  | "quota_exceeded"
-  | "concurrency_limit"
-  | "bad_gateway"
-  | "no_healthy_server"
-  | "image_not_supported"
-  | "store_unavailable"
-  | "shutting_down"
-  | "client_closed"
-  | "client_stalled"
-  | "body_memory_full"
-  | "queue_full"
-  | "queue_timeout"
-  | "internal_error";
-
-export class GatewayError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: ErrorCode,
-    message: string,
-    /** Another server may succeed where this one failed. */
-    readonly retryable = false,
-    /** The failure says something about the server's health (feeds the breaker). */
-    readonly countsAgainstServer = false,
-  ) {
-    super(message);
-    this.name = new.target.name;
-  }
-
-  /** Extra response headers (Retry-After, Allow...). */
-  headers(): Record<string, string> {
-    return {};
-  }
-}
+export { type ErrorCode, GatewayError } from "./gateway_error.ts";
+export {
+  ConcurrencyLimited,
+  QueueFull,
+  QueueTimeout,
+  QuotaExceeded,
+  RateLimited,
+  rateLimitHeaders,
+} from "./limit_errors.ts";
 
 export class InvalidRequest extends GatewayError {
   constructor(message: string) {
@@ -123,64 +89,6 @@ export class UnsupportedMediaType extends GatewayError {
   }
 }
 
-/** Seconds from `now` until `at`, at least 1: what Retry-After says. */
-function secondsUntil(at: number, now: number): number {
-  return Math.max(1, Math.ceil((at - now) / 1000));
-}
-
-/** The key's requests-per-minute limit is spent for this minute. */
-export class RateLimited extends GatewayError {
-  constructor(readonly limit: number, readonly resetAt: number, readonly now: number) {
-    super(
-      429,
-      "rate_limited",
-      `Rate limit of ${limit} requests per minute reached for this API key; try again in ${
-        secondsUntil(resetAt, now)
-      } s`,
-    );
-  }
-  override headers(): Record<string, string> {
-    return {
-      "Retry-After": String(secondsUntil(this.resetAt, this.now)),
-      ...rateLimitHeaders(this.limit, 0, this.resetAt),
-    };
-  }
-}
-
-/** The X-RateLimit-* headers; `Reset` is the end of the current minute in Unix seconds. */
-export function rateLimitHeaders(limit: number, remaining: number, resetAt: number): Record<string, string> {
-  return {
-    "X-RateLimit-Limit": String(limit),
-    "X-RateLimit-Remaining": String(remaining),
-    "X-RateLimit-Reset": String(Math.ceil(resetAt / 1000)),
-  };
-}
-
-/** A daily, weekly or monthly token cap of the key or of its user is used up. */
-export class QuotaExceeded extends GatewayError {
-  constructor(message: string, readonly resetAt: number, readonly now: number) {
-    super(429, "quota_exceeded", message);
-  }
-  override headers(): Record<string, string> {
-    return { "Retry-After": String(secondsUntil(this.resetAt, this.now)) };
-  }
-}
-
-/** The key or its user already has as many requests in progress as it may (`--max-concurrent`). */
-export class ConcurrencyLimited extends GatewayError {
-  constructor(owner: string, readonly limit: number) {
-    super(
-      429,
-      "concurrency_limit",
-      `${owner} already has ${limit} request(s) in progress, its limit; try again when one has ended`,
-    );
-  }
-  override headers(): Record<string, string> {
-    // When a request ends is not known; a second is about the shortest answer worth waiting for.
-    return { "Retry-After": "1" };
-  }
-}
-
 /** The store could not be read or written, so a limit could not be checked; refusing is the safe side. */
 export class StoreUnavailable extends GatewayError {
   constructor(what: string, override readonly cause?: unknown) {
@@ -206,34 +114,6 @@ export class BadGateway extends GatewayError {
 export class NoHealthyServer extends GatewayError {
   constructor(message: string) {
     super(503, "no_healthy_server", message);
-  }
-}
-
-/** Every server for the model is busy and the gateway's wait queue for it is full: slow down. */
-export class QueueFull extends GatewayError {
-  constructor(model: string, readonly retryAfterS: number) {
-    super(
-      429,
-      "queue_full",
-      `Every server for model "${model}" is busy and the wait queue is full; try again`,
-    );
-  }
-  override headers(): Record<string, string> {
-    return { "Retry-After": String(this.retryAfterS) };
-  }
-}
-
-/** The request waited its longest allowed time for a free server slot and got none. */
-export class QueueTimeout extends GatewayError {
-  constructor(model: string, waitedMs: number, readonly retryAfterS: number) {
-    super(
-      503,
-      "queue_timeout",
-      `Every server for model "${model}" stayed busy for the ${waitedMs} ms this request waited; try again`,
-    );
-  }
-  override headers(): Record<string, string> {
-    return { "Retry-After": String(this.retryAfterS) };
   }
 }
 

@@ -10,13 +10,13 @@
  * sliding, an open breaker's time running out) raises no event; `status()` computes it when read, so a feed
  * that re-reads at least every second shows it in time.
  */
-import { GatewayError } from "../errors.ts";
-import { Breaker, type BreakerOptions, type Pass } from "./breaker.ts";
-import { LatencyRing, MinuteCounts } from "./load_window.ts";
+import { Breaker } from "./breaker.ts";
+import { LatencyRing } from "./load_window.ts";
+import { outcomeOf, type ServerStateOptions, type Slots } from "./server_options.ts";
 import type { ModelFacts } from "./model_facts.ts";
 import { canonicalModel } from "./canonical_model.ts";
-import { LearnedSlots, LEARNING, type LearningOptions } from "./learned_slots.ts";
-import { Residency } from "./residency.ts";
+import { LearnedSlots, LEARNING } from "./learned_slots.ts";
+import { Admission, Entry, type Ticket } from "./server_entry.ts";
 import type { SharedLoad } from "./shared_load.ts";
 import { type Tenant, TenantCounts } from "./tenants.ts";
 import type {
@@ -31,88 +31,10 @@ import type {
 export { canonicalModel };
 export type { Health, Outcome, ProbeResult, ServerStatus, SlotsSource, Unavailable };
 
-/** One request in flight on one server; hand it back to `answered` / `finish`. */
-export interface Ticket {
-  readonly server: string;
-}
-
-export interface ServerStateOptions {
-  now: () => number;
-  breaker?: Omit<BreakerOptions, "now">;
-  /** Latency percentiles come from at most this many of the latest samples... */
-  latencySamples?: number;
-  /** ...no older than this. */
-  latencyMaxAgeMs?: number;
-  /** The admin's `--slots` of a server, if any: it overrides what is discovered or learned. */
-  declaredSlots?: (server: string) => number | undefined;
-  /** How the slots of a server that neither declares nor shows them are learned. */
-  learning?: Partial<LearningOptions>;
-  /** Every worker's load on each server, when this is one worker of several in a process. */
-  shared?: SharedLoad;
-}
-
-/** A server's slots as the scheduler uses them, and where the figure came from. */
-export interface Slots {
-  slots: number;
-  source: SlotsSource;
-  /** Of those, the ones known to run at once (a learned figure may be probing one above). */
-  sure: number;
-}
+export type { ServerStateOptions, Slots, Ticket };
+export { outcomeOf };
 
 export type Listener = (server: string) => void;
-
-/** The outcome a failed request reports: only errors that say the server is unwell count against it. */
-export function outcomeOf(error: unknown): Outcome {
-  return error instanceof GatewayError && error.countsAgainstServer ? "failed" : "excused";
-}
-
-class Entry {
-  health: Health = "unknown";
-  inFlight = 0;
-  readonly counts = new MinuteCounts();
-  lastProbeAt?: number;
-  lastProbeMs?: number;
-  lastProbeError?: string;
-  version?: string;
-  models?: string[];
-  carried?: Set<string>;
-  loaded?: string[];
-  /** By canonical model name. */
-  facts?: Map<string, ModelFacts>;
-  reserved = 0;
-  discoveredSlots?: number;
-  /** Requests ended there, ever: a request that ends while another waits for its first byte may have freed its slot. */
-  ended = 0;
-  /** Streamed requests past their first byte, not ended: the ones the server is running for sure. */
-  streaming = 0;
-  readonly residency = new Residency();
-  /** Requests in flight per model. */
-  readonly active = new Map<string, number>();
-
-  constructor(
-    readonly name: string,
-    readonly breaker: Breaker,
-    readonly latency: LatencyRing,
-    readonly learned: LearnedSlots,
-  ) {}
-}
-
-class Admission implements Ticket {
-  answered = false;
-  done = false;
-  constructor(
-    readonly server: string,
-    readonly entry: Entry,
-    readonly startedAt: number,
-    readonly pass: Pass,
-    readonly model: string | undefined,
-    /** In flight there when it began, itself included; what had ended there by then; the model loaded then. */
-    readonly level: number,
-    readonly endedBefore: number,
-    readonly warm: boolean,
-    readonly tenant: Tenant | undefined,
-  ) {}
-}
 
 export class ServerState {
   /** Requests in flight per key and user, over every server. */
@@ -283,41 +205,12 @@ export class ServerState {
   }
 
   #learn(t: Admission, now: number, streaming?: number): void {
-    const { learned } = t.entry;
-    const shared = this.#shared;
-    if (shared) learned.adopt(shared.learned(t.server));
-    if (streaming !== undefined) learned.sawRunning(streaming, now);
-    learned.observe({
-      level: t.level,
-      ms: now - t.startedAt,
-      othersEnded: (shared ? shared.ended(t.server) : t.entry.ended) > t.endedBefore,
-      warm: t.warm,
-      streaming,
-    }, now);
-    shared?.setLearned(t.server, learned.limit);
+    t.entry.learn(t, now, this.#shared, streaming);
   }
 
   probed(server: string, result: ProbeResult): void {
     const entry = this.#entry(server);
-    entry.lastProbeAt = this.#now();
-    entry.lastProbeMs = result.durationMs;
-    if (result.ok) {
-      entry.health = "up";
-      entry.lastProbeError = undefined;
-      entry.version = result.version;
-      entry.models = result.models && [...result.models];
-      entry.carried = result.models && new Set(result.models.map(canonicalModel));
-      entry.loaded = result.loaded && [...result.loaded];
-      entry.facts = result.facts && new Map([...result.facts].map(([name, f]) => [canonicalModel(name), f]));
-      if (result.loaded) entry.residency.probed(result.loaded, (m) => (entry.active.get(m) ?? 0) > 0);
-      // A server that keeps requests waiting while running N shows that N is all it runs at once.
-      if (result.waiting && result.running) entry.discoveredSlots = result.running;
-      entry.breaker.probePassed();
-    } else {
-      entry.health = "down";
-      entry.lastProbeError = result.error ?? "probe failed";
-      entry.breaker.probeFailed();
-    }
+    entry.probed(result, this.#now());
     this.#changed(entry);
   }
 
@@ -345,32 +238,7 @@ export class ServerState {
     const now = this.#now();
     return [...this.#servers.values()]
       .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-      .map((e) => {
-        const { requests, errors } = e.counts.sum(now);
-        const latency = e.latency.percentiles(now);
-        return {
-          name: e.name,
-          health: e.health,
-          breaker: e.breaker.state,
-          consecutiveFailures: e.breaker.failures,
-          inFlight: e.inFlight,
-          requestsLastMinute: requests,
-          errorsLastMinute: errors,
-          latencySamples: latency.n,
-          latencyP50Ms: latency.p50,
-          latencyP95Ms: latency.p95,
-          lastProbeAt: e.lastProbeAt,
-          lastProbeMs: e.lastProbeMs,
-          lastProbeError: e.lastProbeError,
-          version: e.version,
-          models: e.models && [...e.models],
-          loadedModels: e.loaded && [...e.loaded],
-          reserved: e.reserved,
-          residentModels: e.residency.list(),
-          discoveredSlots: e.discoveredSlots,
-          ...this.#slotsView(e.name),
-        };
-      });
+      .map((e) => e.status(now, this.#slotsView(e.name)));
   }
 
   names(): string[] {
