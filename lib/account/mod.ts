@@ -64,6 +64,11 @@ export class RequestAccount {
     this.#write(refused ? "rejected" : "error", error.status, NO_TOKENS, error.code);
   }
 
+  /** Turned away before any stage ran (a stopping gateway's 503): a refusal, whatever its status. */
+  refused(error: GatewayError): void {
+    this.#write("rejected", error.status, NO_TOKENS, error.code);
+  }
+
   completed(result: ChatResult): void {
     const tokens: Tokens = {
       promptTokens: result.promptTokens,

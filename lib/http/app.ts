@@ -1,6 +1,7 @@
 /**
  * @module Builds the HTTP application from the route manifest: each path answers its own methods, any other
- * method gets 405 with `Allow`, unknown paths 404, all as JSON.
+ * method gets 405 with `Allow`, unknown paths 404, all as JSON. Once the gateway stops, a path refuses what
+ * still comes in its own face (lib/http/stopping_refusal.ts).
  */
 import { Hono } from "hono";
 import type { Deps } from "../deps.ts";
@@ -11,6 +12,8 @@ import type { SecretMemo } from "../auth/secret_memo.ts";
 import { errorResponse } from "./respond.ts";
 import type { RouteModule } from "./route.ts";
 import { staticResponse } from "./static_files.ts";
+import { STOPPED } from "./drain.ts";
+import { stoppingResponse } from "./stopping_refusal.ts";
 import { notFoundResponse } from "../discovery/not_served.ts";
 
 export interface ManifestEntry {
@@ -53,16 +56,18 @@ export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{
   for (const { path, module } of manifest) {
     const handlers = module.handlers(deps);
     const allow = Object.keys(handlers);
+    const face = ROUTE_FACES[module.face];
+    // A stopping gateway's refusal of what still comes; inside the CORS wrapper, so a page can read it.
+    const refuse = module.refusal?.(deps) ?? (() => stoppingResponse(face));
     const answer: Answer = (request, env) => {
       const handler = handlers[request.method];
-      if (!handler) {
-        return errorResponse(ROUTE_FACES[module.face], new MethodNotAllowed(request.method, allow));
-      }
-      return handler(request, {
+      if (!handler) return errorResponse(face, new MethodNotAllowed(request.method, allow));
+      const client = {
         address: peerAddress(env?.remoteAddr),
         signal: env?.signal ?? request.signal,
         secrets: env?.secrets,
-      });
+      };
+      return client.signal === STOPPED ? refuse(request, client) : handler(request, client);
     };
     const entry: Answer = module.cors
       ? (request, env) => withCors(deps, allow, request, () => answer(request, env), env?.secrets)

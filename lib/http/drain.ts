@@ -5,13 +5,21 @@
  * what still runs is ended: open streams in their face's error form (recorded `partial` with their tokens,
  * like a broken stream), requests still waiting on a backend aborted (answered 503 and recorded as errors).
  * When `stop` returns every request has reported its usage record, so the ledger's last flush writes them
- * all.
+ * all. A request that still comes once stopping (on a connection kept alive from before the signal) is not
+ * run: its route is handed `STOPPED` for its signal and refuses it in the path's own face, recording the
+ * refusal like any other (`lib/http/stopping_refusal.ts`); it is counted like a running request, so `stop`
+ * waits for its record too.
  */
 import { ClientClosed, ShuttingDown } from "../errors.ts";
-import { FACES } from "../faces/mod.ts";
-import { errorResponse } from "./respond.ts";
 import { isFeed } from "./feed_response.ts";
 import { type OpenStreams, openStreams } from "./stream_response.ts";
+
+/**
+ * The signal a request gets in place of its own once the drain stops: already aborted, with `ShuttingDown`.
+ * The app tells it by identity (one comparison, nothing for a request served as usual) and answers with the
+ * route's refusal instead of running the request.
+ */
+export const STOPPED: AbortSignal = AbortSignal.abort(new ShuttingDown());
 
 export interface DrainOptions {
   /** How long running requests may take to finish once the gateway stops. */
@@ -65,16 +73,16 @@ export class Drain {
 
   /**
    * Runs `handler` for `request` as a counted request, with a signal that aborts when the client leaves or
-   * the drain cuts. Once
-   * stopping, a request is refused with 503 instead (one can still come on a connection kept alive from
-   * before the signal): a request taken now could not be given its time.
+   * the drain cuts. Once stopping, the handler gets `STOPPED` instead, for its route to refuse the request
+   * (one can still come on a connection kept alive from before the signal): a request taken now could not be
+   * given its time.
    */
   handle(
     request: Request,
     delivered: Promise<void>,
     handler: (signal: AbortSignal) => Response | Promise<Response>,
   ): Response | Promise<Response> {
-    if (this.#stopping) return refusal();
+    if (this.#stopping) return this.#refuse(delivered, handler);
     this.#inFlight++;
     const running = new Running(request);
     this.#running.add(running);
@@ -101,6 +109,30 @@ export class Drain {
       }
       settle();
     }, settle);
+    delivered.then(settle, settle);
+    return answered;
+  }
+
+  /**
+   * A request that came once stopping, refused by its route: counted until its answer is delivered, so that
+   * `stop` returns only after its record was taken and its last bytes sent. Nothing runs to be cut.
+   */
+  #refuse(
+    delivered: Promise<void>,
+    handler: (signal: AbortSignal) => Response | Promise<Response>,
+  ): Promise<Response> {
+    this.#inFlight++;
+    let answered: Promise<Response>;
+    try {
+      answered = Promise.resolve(handler(STOPPED));
+    } catch (error) {
+      answered = Promise.reject(error);
+    }
+    let pending = 2;
+    const settle = () => {
+      if (!--pending) this.#release();
+    };
+    answered.then(settle, settle);
     delivered.then(settle, settle);
     return answered;
   }
@@ -239,8 +271,4 @@ class RunningList {
     // The next one is taken before handing this one out, which the caller may remove.
     for (let r = this.#head, next = r?.next; r; r = next, next = r?.next) yield r;
   }
-}
-
-function refusal(): Response {
-  return errorResponse(FACES.openai, new ShuttingDown(), { Connection: "close", "Retry-After": "1" });
 }

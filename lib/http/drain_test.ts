@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Drain } from "./drain.ts";
+import { Drain, STOPPED } from "./drain.ts";
 import { OpenStreams, type StreamEnd, streamResponse } from "./stream_response.ts";
 import { ShuttingDown } from "../errors.ts";
 import type { ChatEvent } from "../chat/types.ts";
@@ -40,15 +40,58 @@ function stalledStream() {
   };
 }
 
-Deno.test("a request arriving once the drain stops is refused with 503, never run", async () => {
+Deno.test("a request arriving once the drain stops is handed the stopped signal, for its route to refuse", async () => {
   const drain = new Drain({ graceMs: 1_000, streams: new OpenStreams(), log: quiet });
   assert.deepEqual(await drain.stop(), { cut: 0, abandoned: 0 });
-  const response = await drain.handle(new Request("http://gw/"), Promise.resolve(), () => {
-    throw new Error("must not run");
+  const signals: AbortSignal[] = [];
+  const response = await drain.handle(new Request("http://gw/"), Promise.resolve(), (signal) => {
+    signals.push(signal);
+    return new Response("refused", { status: 503 });
   });
-  assert.equal(response.status, 503);
-  assert.equal(response.headers.get("Connection"), "close");
-  assert.equal((await response.json()).error.code, "shutting_down");
+  assert.equal(await response.text(), "refused", "the route's answer, not the drain's");
+  assert.deepEqual(signals, [STOPPED]);
+  assert.ok(STOPPED.aborted);
+  assert.ok(STOPPED.reason instanceof ShuttingDown);
+});
+
+Deno.test("a refusal while the drain waits is counted until delivered, so stop returns after it", async () => {
+  const drain = new Drain({ graceMs: 60_000, streams: new OpenStreams(), log: quiet });
+  const running = Promise.withResolvers<void>();
+  drain.handle(new Request("http://gw/"), running.promise, () => new Response("ok"));
+  let stopped = false;
+  const stopping = drain.stop().then((report) => (stopped = true, report));
+
+  const delivered = Promise.withResolvers<void>();
+  const answer = Promise.withResolvers<Response>();
+  const refused = drain.handle(new Request("http://gw/"), delivered.promise, (signal) => {
+    assert.equal(signal, STOPPED);
+    return answer.promise;
+  });
+  assert.equal(drain.inFlight, 2);
+  running.resolve();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(drain.inFlight, 1, "the refusal is still being answered");
+  answer.resolve(new Response(null, { status: 503 }));
+  assert.equal((await refused).status, 503);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(stopped, false, "its answer is not delivered yet");
+  delivered.resolve();
+  assert.deepEqual(await stopping, { cut: 0, abandoned: 0 });
+  assert.equal(drain.inFlight, 0);
+});
+
+Deno.test("a handler that throws on the stopped signal still settles its count", async () => {
+  const drain = new Drain({ graceMs: 60_000, streams: new OpenStreams(), log: quiet });
+  const held = Promise.withResolvers<void>();
+  drain.handle(new Request("http://gw/"), held.promise, () => new Response("ok"));
+  const stopping = drain.stop();
+  const refused = drain.handle(new Request("http://gw/"), Promise.resolve(), () => {
+    throw new Error("broken route");
+  });
+  await assert.rejects(Promise.resolve(refused), /broken route/);
+  held.resolve();
+  assert.deepEqual(await stopping, { cut: 0, abandoned: 0 });
+  assert.equal(drain.inFlight, 0);
 });
 
 Deno.test("stop waits for a running request, then returns once it is delivered", async () => {

@@ -1,10 +1,11 @@
 /**
  * @module What a file under routes/ exports: the methods it answers and the face whose error format the path
- * speaks, so even a 405 there reads like the rest of that API.
+ * speaks, so even a 405 there, or a stopping gateway's refusal, reads like the rest of that API.
  */
 import type { Deps } from "../deps.ts";
 import { ROUTE_FACES, type RouteFace } from "../faces/mod.ts";
 import { type ClientInfo, runChat } from "../pipeline.ts";
+import { refuseChat } from "./stopping_refusal.ts";
 
 export type Handler = (request: Request, client: ClientInfo) => Promise<Response> | Response;
 
@@ -13,6 +14,11 @@ export interface RouteModule {
   handlers(deps: Deps): Partial<Record<string, Handler>>;
   /** A path for clients, web pages among them: it answers CORS preflights (lib/http/cors.ts). */
   cors?: boolean;
+  /**
+   * How a request for one of its methods is refused once the gateway is stopping, where more is due than the
+   * face's 503 (lib/http/stopping_refusal.ts): a path whose requests are recorded records its refusals too.
+   */
+  refusal?(deps: Deps): Handler;
 }
 
 /** Ollama reads any body as JSON (its docs' curl lines send no Content-Type), so its own paths do too. */
@@ -33,5 +39,6 @@ export function chatRoute(face: RouteFace): RouteModule {
       POST: (request, client) =>
         runChat(ROUTE_FACES[face], lenient ? readAsJson(request) : request, client, deps),
     }),
+    refusal: (deps) => (request, client) => refuseChat(ROUTE_FACES[face], request, client, deps),
   };
 }

@@ -7,7 +7,8 @@
  * covers a worker that hangs.
  *
  * Each worker closes its own listener when it stops. A request that still reaches a stopping worker (on a
- * connection kept alive from before) is answered 503 by the drain.
+ * connection kept alive from before) is refused by its route through the drain: 503 in the path's own error
+ * shape, recorded like any refusal (lib/http/stopping_refusal.ts).
  */
 
 type Message = { type: "hello" | "here" | "stop" | "done"; id: string; failed?: boolean };
