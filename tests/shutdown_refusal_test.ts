@@ -1,0 +1,299 @@
+/**
+ * A stopping gateway refuses what still comes on connections kept alive from before the signal, each refusal
+ * in the error shape of the path it came on and recorded like any other refusal. Every chat path streams on a
+ * connection of its own; after SIGTERM (every listener closed) the streams are let finish and each connection
+ * carries one more request: 503 `shutting_down` in that path's shape, with `Retry-After`, and the connection
+ * closed after it. The ledger read back after the exit holds exactly one record per chat request answered:
+ * the streams, the refusals (under their key, or key-less), the held streams whose clients left. Run as
+ * `deno task start` and as `deno task start:parallel` run the gateway.
+ *
+ * Each worker's drain is kept busy by a stream held at a second backend until the refusals are in, so they
+ * come while the drain waits, not after it ended. Which worker took a held stream is read from its id's
+ * prefix, which is per process (per worker isolate).
+ */
+import assert from "node:assert/strict";
+import { Client } from "undici";
+import { admin, type GatewayProcess, startGateway } from "./support/processes.ts";
+import { GatedOllama } from "./support/gated_ollama.ts";
+import { assertComplete, killChild, waitFor, waitUntilRefused } from "./support/chat_streams.ts";
+import { assertLedgerConsistent, readLedger, recordsOf } from "./support/ledger_check.ts";
+import { manifest } from "../routes.gen.ts";
+
+const root = new URL("..", import.meta.url);
+
+/** The command a `deno.json` task runs, without the task runner (killing it after a failure kills the gateway). */
+async function taskArgs(task: string): Promise<string[]> {
+  const { tasks } = JSON.parse(await Deno.readTextFile(new URL("deno.json", root)));
+  const [deno, ...args] = (tasks[task] as string).split(/\s+/);
+  assert.equal(deno, "deno");
+  return args;
+}
+
+/** The error shapes of spec §7 (A, B) and of Ollama's own paths. */
+type Shape = "A" | "B" | "ollama";
+
+/** Every chat path and the shape it speaks; checked against the route manifest below. */
+const CHAT_PATHS: readonly { path: string; shape: Shape; format: string }[] = [
+  { path: "/v1/chat/completions", shape: "A", format: "openai" },
+  { path: "/api/v1/chat/completions", shape: "A", format: "openai" },
+  { path: "/v1/chat/completions.php", shape: "A", format: "openai" },
+  { path: "/api/v1/chat/completions.php", shape: "A", format: "openai" },
+  { path: "/v1/chat.php", shape: "B", format: "ollama" },
+  { path: "/api/v1/chat.php", shape: "B", format: "ollama" },
+  { path: "/api/chat", shape: "ollama", format: "ollama" },
+];
+
+const shapeOf = (path: string) => CHAT_PATHS.find((c) => c.path === path)!.shape;
+
+const SHAPE_OF_FACE: Record<string, Shape> = { openai: "A", ollama: "B", ollama_api: "ollama" };
+
+/** One connection: a stream on `streamPath`, then, once the gateway stops, `then` on the same connection. */
+interface Case {
+  streamPath: string;
+  then: { method: "POST" | "GET"; path: string; shape: Shape; keyless?: boolean };
+}
+
+const CASES: readonly Case[] = [
+  ...CHAT_PATHS.map((
+    { path, shape },
+  ) => ({ streamPath: path, then: { method: "POST", path, shape } } as const)),
+  // A key-less refusal, recorded as the other key-less ones are.
+  {
+    streamPath: "/v1/chat/completions",
+    then: { method: "POST", path: "/v1/chat.php", shape: "B", keyless: true },
+  },
+  // Paths that record nothing still refuse in their own shape.
+  { streamPath: "/v1/chat.php", then: { method: "GET", path: "/v1/models", shape: "A" } },
+  { streamPath: "/api/chat", then: { method: "GET", path: "/api/tags", shape: "ollama" } },
+];
+
+const CHAT = JSON.stringify({ model: "m1", messages: [{ role: "user", content: "hi" }], stream: true });
+
+/** One HTTP/1.1 connection, counted: a request that could not reuse it would open another. */
+class KeptConnection {
+  readonly client: Client;
+  connects = 0;
+  constructor(url: string) {
+    // No keep-alive bound of the client's own: the connection stays as long as the gateway keeps it.
+    this.client = new Client(url, { pipelining: 1, keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 });
+    this.client.on("connect", () => this.connects++);
+  }
+
+  request(method: string, path: string, key: string | undefined, body?: string) {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (key) headers.authorization = `Bearer ${key}`;
+    return this.client.request({ method, path, headers, body });
+  }
+}
+
+interface OpenStream {
+  conn: KeptConnection;
+  /** What arrived so far. */
+  text: () => string;
+  /** The whole body, once the gateway ended it. */
+  done: Promise<string>;
+}
+
+/** POSTs a streamed chat on `conn`; resolves once `arrived` holds of what came so far. */
+async function openStream(
+  conn: KeptConnection,
+  path: string,
+  key: string,
+  arrived: (text: string) => boolean,
+): Promise<OpenStream> {
+  const res = await conn.request("POST", path, key, CHAT);
+  assert.equal(res.statusCode, 200, path);
+  let text = "";
+  const seen = Promise.withResolvers<void>();
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body) {
+      text += decoder.decode(chunk, { stream: true });
+      if (arrived(text)) seen.resolve();
+    }
+    return text;
+  })();
+  done.then(() => seen.reject(new Error(`${path}: ended before it was seen: ${text}`)), seen.reject);
+  await seen.promise;
+  return { conn, text: () => text, done };
+}
+
+/** The refusal's body in the path's shape, and nothing else. */
+function assertRefusalShape(body: unknown, shape: Shape, where: string): void {
+  const obj = body as Record<string, unknown>;
+  if (shape === "ollama") {
+    assert.deepEqual(Object.keys(obj).sort(), ["code", "error"], where);
+    assert.equal(typeof obj.error, "string", where);
+    assert.match(obj.error as string, /shutting down/, where);
+    assert.equal(obj.code, "shutting_down", where);
+    return;
+  }
+  assert.deepEqual(Object.keys(obj), ["error"], where);
+  const error = obj.error as Record<string, unknown>;
+  assert.match(error.message as string, /shutting down/, where);
+  assert.equal(error.code, "shutting_down", where);
+  if (shape === "A") {
+    assert.deepEqual(Object.keys(error).sort(), ["code", "message", "param", "type"], where);
+    assert.equal(error.type, "api_error", where);
+  } else {
+    assert.deepEqual(Object.keys(error).sort(), ["code", "message", "type"], where);
+    assert.equal(error.type, "proxy_error", where);
+  }
+}
+
+Deno.test("every chat path of the manifest is among the paths this test refuses on, in its face's shape", () => {
+  const chatRoutes = manifest.filter((e) => e.module.refusal !== undefined);
+  assert.deepEqual(
+    chatRoutes.map((e) => [e.path, SHAPE_OF_FACE[e.module.face]]).sort(),
+    CHAT_PATHS.map((c) => [c.path, c.shape]).sort(),
+  );
+});
+
+async function refusesOnKeptConnections(args: string[], workers: number): Promise<void> {
+  const backend = new GatedOllama({ words: 4, before: 2, delayMs: 5 });
+  // Never opened while the test runs: its streams hold each worker's drain until their clients leave.
+  const holder = new GatedOllama({ before: 2 });
+  const dir = await Deno.makeTempDir();
+  const store = `${dir}/store.kv`;
+  const env = { GATEWAY_KV: store };
+  const conns: KeptConnection[] = [];
+  let gateway: GatewayProcess | undefined;
+  try {
+    // Declared slots: every stream held at the backends runs at once.
+    await admin(
+      env,
+      "server",
+      "add",
+      "--name",
+      "gpu1",
+      "--url",
+      backend.url,
+      "--model",
+      "m1",
+      "--slots",
+      "32",
+    );
+    await admin(
+      env,
+      "server",
+      "add",
+      "--name",
+      "gpu2",
+      "--url",
+      holder.url,
+      "--model",
+      "m1",
+      "--slots",
+      "32",
+    );
+    await admin(env, "cluster", "add", "--name", "main", "--server", "gpu1");
+    await admin(env, "cluster", "add", "--name", "hold", "--server", "gpu2");
+    await admin(env, "user", "add", "--name", "team");
+    const key = await admin(env, "key", "create", "--model", "m1", "--user", "team", "--cluster", "main");
+    const holdKey = await admin(env, "key", "create", "--model", "m1", "--cluster", "hold");
+    gateway = await startGateway(
+      { ...env, GATEWAY_WORKERS: String(workers), GATEWAY_SHUTDOWN_GRACE_MS: "120000" },
+      args,
+    );
+    const url = gateway.url;
+
+    // A held stream on every worker, told apart by the process prefix of their ids (bounded: connections go
+    // to the workers by a hash of their ports, so 32 all missing one worker of two is a 2^-31 chance).
+    const holders: OpenStream[] = [];
+    const workerIds = new Set<string>();
+    while (workerIds.size < workers && holders.length < 32) {
+      const conn = new KeptConnection(url);
+      conns.push(conn);
+      const held = await openStream(
+        conn,
+        "/v1/chat/completions",
+        holdKey.key,
+        (t) => /"id":"chatcmpl-/.test(t),
+      );
+      holders.push(held);
+      workerIds.add(/"id":"chatcmpl-([0-9a-f]{16})/.exec(held.text())![1]);
+    }
+    assert.equal(workerIds.size, workers, "a stream held on every worker");
+
+    const streams: OpenStream[] = [];
+    for (const c of CASES) {
+      const conn = new KeptConnection(url);
+      conns.push(conn);
+      streams.push(await openStream(conn, c.streamPath, key.key, (t) => t.includes("w0")));
+    }
+    await waitFor("every stream held at the backend", () => backend.waiting === CASES.length);
+
+    gateway.child.kill("SIGTERM");
+    // Every listener closed: every worker's drain is stopping.
+    await waitUntilRefused(url);
+    backend.open();
+
+    const expected = Array.from({ length: backend.words }, (_, i) => `w${i} `).join("");
+    for (const [i, c] of CASES.entries()) {
+      const where = `${c.then.method} ${c.then.path} after a stream on ${c.streamPath}`;
+      const stream = streams[i];
+      assertComplete(shapeOf(c.streamPath) === "A" ? "A" : "B", await stream.done, expected);
+      const res = await stream.conn.request(
+        c.then.method,
+        c.then.path,
+        c.then.keyless ? undefined : key.key,
+        c.then.method === "POST" ? CHAT : undefined,
+      );
+      const text = await res.body.text();
+      assert.equal(stream.conn.connects, 1, `${where}: came on the kept connection`);
+      assert.equal(res.statusCode, 503, `${where}: ${text}`);
+      assert.equal(res.headers["retry-after"], "1", where);
+      assert.equal(res.headers["connection"], "close", where);
+      assert.match(String(res.headers["content-type"]), /^application\/json/, where);
+      assertRefusalShape(JSON.parse(text), c.then.shape, where);
+    }
+    assert.equal(backend.completed, CASES.length);
+
+    // The refusals are answered and recorded; the held streams' clients leave, and the gateway ends.
+    for (const held of holders) held.conn.client.destroy().catch(() => {});
+    for (const held of holders) await held.done.catch(() => {});
+    assert.equal((await gateway.child.status).code, 0);
+
+    const ledger = await readLedger(store);
+    const all = [...ledger.records.values()];
+    const summary = (recs: typeof all) =>
+      recs.map((r) => [r.status, r.httpStatus, r.errorCode ?? "", r.format, r.stream]).sort();
+    const formatOf = (path: string) => CHAT_PATHS.find((c) => c.path === path)!.format;
+    const keyed = CASES.filter((c) => c.then.method === "POST" && !c.then.keyless);
+    assert.deepEqual(
+      summary(recordsOf(ledger, key.id)),
+      [
+        ...CASES.map((c) => ["ok", 200, "", formatOf(c.streamPath), true]),
+        ...keyed.map((c) => ["rejected", 503, "shutting_down", formatOf(c.then.path), false]),
+      ].sort(),
+      "each stream, and each refusal under its key",
+    );
+    assert.deepEqual(
+      summary(all.filter((r) => r.keyId === undefined)),
+      [["rejected", 503, "shutting_down", "ollama", false]],
+      "the key-less refusal, as a key-less one",
+    );
+    assert.deepEqual(
+      summary(recordsOf(ledger, holdKey.id)),
+      holders.map(() => ["partial", 200, "client_closed", "openai", true]),
+      "the held streams, which their clients left",
+    );
+    const chatAnswers = CASES.length + CASES.filter((c) => c.then.method === "POST").length + holders.length;
+    assert.equal(all.length, chatAnswers, "one record per chat request answered, no more");
+    assertLedgerConsistent(ledger);
+  } finally {
+    await Promise.all(conns.map((c) => c.client.destroy().catch(() => {})));
+    if (gateway) await killChild(gateway.child);
+    await backend.close();
+    await holder.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("deno task start: after SIGTERM each path refuses on a kept connection in its own shape, and records it", async () => {
+  await refusesOnKeptConnections(await taskArgs("start"), 1);
+});
+
+Deno.test("deno task start:parallel: the same from every worker", async () => {
+  await refusesOnKeptConnections(await taskArgs("start:parallel"), 2);
+});
