@@ -19,8 +19,16 @@ export interface Figures {
   cacheHitRate: number;
 }
 
+/** Failures by reason, e.g. `2 × 503 queue_timeout`, so a failed run says why. */
+export function failureReasons(samples: Sample[]): string {
+  const counts = new Map<string, number>();
+  for (const s of samples) if (!s.ok) counts.set(s.failure ?? "?", (counts.get(s.failure ?? "?") ?? 0) + 1);
+  return [...counts].map(([why, n]) => `${n} × ${why}`).join(", ");
+}
+
 function summarize(samples: Sample[], wallMs: number, loads: number, hitRate: number): Figures {
   const ok = samples.filter((s) => s.ok);
+  if (ok.length < samples.length) console.error(`  failed: ${failureReasons(samples)}`);
   const totals = ok.map((s) => s.totalMs);
   return {
     requests: samples.length,

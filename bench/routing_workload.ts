@@ -43,6 +43,8 @@ export interface Sample {
   ok: boolean;
   ttftMs: number;
   totalMs: number;
+  /** Why it failed: the status and error code, a stream cut short, or what was thrown. */
+  failure?: string;
 }
 
 function words(random: () => number, [lo, hi]: readonly [number, number], tag: string): string {
@@ -106,8 +108,10 @@ export async function chat(
       body: JSON.stringify({ model: "any", messages, stream: true, max_tokens: maxTokens }),
     });
     if (res.status !== 200 || !res.body) {
-      await res.body?.cancel();
-      return { ok: false, ttftMs: NaN, totalMs: performance.now() - started, text };
+      const body = await res.text().catch(() => "");
+      const code = /"code":\s*"([^"]+)"/.exec(body)?.[1] ?? "";
+      const failure = `${res.status} ${code}`.trim();
+      return { ok: false, ttftMs: NaN, totalMs: performance.now() - started, text, failure };
     }
     let buffered = "";
     for await (const piece of res.body.pipeThrough(new TextDecoderStream())) {
@@ -127,10 +131,12 @@ export async function chat(
         }
       }
     }
-  } catch {
-    return { ok: false, ttftMs: ttft, totalMs: performance.now() - started, text };
+  } catch (error) {
+    const failure = `thrown: ${error instanceof Error ? error.message : error}`;
+    return { ok: false, ttftMs: ttft, totalMs: performance.now() - started, text, failure };
   }
-  return { ok: done, ttftMs: ttft, totalMs: performance.now() - started, text };
+  const failure = done ? undefined : "stream ended without [DONE]";
+  return { ok: done, ttftMs: ttft, totalMs: performance.now() - started, text, failure };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

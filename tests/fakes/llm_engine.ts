@@ -25,6 +25,8 @@ export interface EngineStats {
   loads: number;
   promptTokens: number;
   cachedTokens: number;
+  /** Tokens generated: the work done, which requests alone do not show when answers differ in length. */
+  completionTokens: number;
   /** Most requests ever running in slots at once, and most ever held (running and queued). */
   peakRunning: number;
   peakHeld: number;
@@ -67,6 +69,7 @@ export class LlmEngine {
     loads: 0,
     promptTokens: 0,
     cachedTokens: 0,
+    completionTokens: 0,
     peakRunning: 0,
     peakHeld: 0,
   };
@@ -133,6 +136,7 @@ export class LlmEngine {
         words.push(word);
         emit(i ? ` ${word}` : word);
       }
+      this.stats.completionTokens += words.length;
       const text = words.join(" ");
       this.#remember(model, [...messages, { role: "assistant", content: text }]);
       return { promptTokens, completionTokens: words.length, text };
