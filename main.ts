@@ -1,19 +1,29 @@
-/** The gateway: load config → open store → build the app from the route manifest → serve. */
+/**
+ * @module The gateway's entry, for the runtime's two ways of running a server:
+ *  - `deno run main.ts` (`deno task start`): the gateway listens itself, on `PORT`/`HOST`, with the bounds of
+ *    its own listener (connections in number and in time), and opens the metrics port if configured;
+ *  - `deno serve main.ts` (or `--parallel`): the default export `{ fetch }` is served by the runtime's
+ *    listener, on `--port`/`--host`; in each worker of `--parallel` this module is a whole gateway.
+ * Either way SIGINT/SIGTERM drains and writes every record before the process exits. Imported by another
+ * module, it listens nowhere: the importer serves `fetch`.
+ */
 import { loadConfig } from "./lib/config.ts";
-import { openStore } from "./lib/store/kv.ts";
-import { closeDeps, createDeps } from "./lib/deps.ts";
-import { buildApp } from "./lib/http/app.ts";
-import { serve } from "./lib/http/serve.ts";
-import { serveMetrics } from "./lib/http/metrics_server.ts";
-import { manifest } from "./routes.gen.ts";
+import { Gateway } from "./lib/gateway.ts";
+import { runtimeServe } from "./lib/http/runtime_serve.ts";
 
-const config = loadConfig();
-const kv = await openStore(config.kvPath);
-const deps = await createDeps(config, kv);
-const metrics = serveMetrics(deps);
-const serving = serve(buildApp(deps, manifest), config, async () => {
-  metrics?.close();
-  await closeDeps(deps);
-  kv.close();
-});
-if (serving.stats) deps.metrics?.watchConnections(serving.stats);
+const served = import.meta.main ? runtimeServe() : { parallel: false };
+const gateway = await Gateway.open(loadConfig());
+if (served === undefined) {
+  const { addr } = gateway.listen();
+  console.log(`gateway listening on http://${addr.hostname}:${addr.port}`);
+}
+// Workers of `--parallel` would all want the one metrics port.
+if (!served?.parallel) gateway.serveMetrics();
+gateway.stopOnSignals();
+
+/**
+ * What `deno serve` serves. Empty when the gateway listens itself: the runtime takes a default export with
+ * `fetch` under `deno run` for a mistake, and says so.
+ */
+const entry: Deno.ServeDefaultExport | Record<never, never> = served ? { fetch: gateway.fetch } : {};
+export default entry;

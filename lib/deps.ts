@@ -11,6 +11,7 @@ import { Policy } from "./policy/mod.ts";
 import { HealthProber, Scheduler, ServerState, type SharedLoad } from "./routing/mod.ts";
 import { Reachability } from "./backends/reachability.ts";
 import { GatewayMetrics } from "./metrics/mod.ts";
+import { OpenStreams } from "./http/stream_response.ts";
 
 export interface Deps {
   config: Config;
@@ -32,6 +33,11 @@ export interface Deps {
   prober?: HealthProber;
   /** Prometheus figures; absent where nothing scrapes (some tests and benches). */
   metrics?: GatewayMetrics;
+  /**
+   * The streams this gateway is sending, which its drain ends when it stops; absent: the isolate's. Several
+   * gateways in one isolate (the tests) each need their own, or one stopping would end the others' streams.
+   */
+  streams?: OpenStreams;
 }
 
 /** The running gateway's services, with what must be closed (and flushed) on shutdown. */
@@ -101,18 +107,33 @@ export function routingServices(
   return { servers, prober, scheduler, reach: new Reachability() };
 }
 
-/** `shared`: the servers' load over every worker of the process, for a worker of `start:parallel`. */
-export async function createDeps(config: Config, kv: Deno.Kv, shared?: SharedLoad): Promise<GatewayDeps> {
-  const view = await StoreView.open(kv, config.reloadIntervalMs, Date.now);
-  const routing = routingServices(config, view, globalThis.fetch, Date.now, Math.random, shared);
-  routing.prober.start();
+export interface DepsOptions {
+  /** The servers' load over every worker of the process, for a worker of `start:parallel`. */
+  shared?: SharedLoad;
+  /** The clock and the random source (tests set them). */
+  now?: () => number;
+  random?: () => number;
+  /** Health-check the servers in the background (the default); tests that probe by hand turn it off. */
+  probe?: boolean;
+}
+
+export async function createDeps(
+  config: Config,
+  kv: Deno.Kv,
+  options: DepsOptions = {},
+): Promise<GatewayDeps> {
+  const { now = Date.now, random = Math.random } = options;
+  const view = await StoreView.open(kv, config.reloadIntervalMs, now);
+  const routing = routingServices(config, view, globalThis.fetch, now, random, options.shared);
+  if (options.probe ?? true) routing.prober.start();
   return {
     config,
     view,
-    now: Date.now,
-    random: Math.random,
+    now,
+    random,
     ...routing,
     metrics: new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler),
+    streams: new OpenStreams(),
     ...meteredServices(kv, config, view, (e) => console.error("gateway: usage ledger:", e)),
   };
 }

@@ -200,7 +200,7 @@ async function streamed(t: Turn): Promise<Response> {
       );
       t.account.streamEnded(end);
     },
-    openStreams,
+    t.deps.streams ?? openStreams,
     t.deps.config.clientStallTimeoutMs,
     t.routed,
     t.admitted,

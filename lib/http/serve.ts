@@ -1,22 +1,31 @@
 /**
- * @module Serving: listens (on the gateway's own listener, which bounds connections in number and in time),
- * hands the peer address to the app, and on SIGINT/SIGTERM stops listening, lets running requests and streams
- * finish within the shutdown grace period, ends what still runs, and only then lets `onStop` write what is
- * pending. A second signal skips the rest of the grace period.
+ * @module The gateway's own listener as the gateway uses it: it bounds connections in number and in time,
+ * hands each request's peer address and connection to the app, and passes every request through the drain,
+ * which lets running requests finish when the gateway stops (lib/gateway.ts stops it).
  */
 import type { Config } from "../config.ts";
 import type { ConnectionEnv } from "./app.ts";
-import { Drain } from "./drain.ts";
+import type { Drain } from "./drain.ts";
 import { type ConnectionInfo, DEFAULT_MAX_CONNECTIONS, listen, type Listening } from "./listener.ts";
 
 interface FetchApp {
   fetch(request: Request, env: ConnectionEnv): Response | Promise<Response>;
 }
 
-const SIGNALS = ["SIGINT", "SIGTERM"] as const;
+export interface GatewayAddress {
+  hostname: string;
+  port: number;
+  /** SO_REUSEPORT: the workers of `start:parallel` listen on one port and the kernel spreads connections. */
+  reusePort?: boolean;
+}
 
-/** The gateway's listener, every request going through `drain`; `reusePort` lets workers share one port. */
-export function listenForGateway(app: FetchApp, config: Config, drain: Drain, reusePort = false): Listening {
+/** The gateway's listener on `address`, with the configured bounds, every request going through `drain`. */
+export function listenForGateway(
+  app: FetchApp,
+  config: Config,
+  drain: Drain,
+  address: GatewayAddress,
+): Listening {
   const handler = (request: Request, info: ConnectionInfo) =>
     drain.handle(
       request,
@@ -24,36 +33,11 @@ export function listenForGateway(app: FetchApp, config: Config, drain: Drain, re
       (signal) => app.fetch(request, { remoteAddr: info.remoteAddr, signal, secrets: info.secrets }),
     );
   return listen({
-    hostname: config.host,
-    port: config.port,
-    reusePort,
+    ...address,
     limits: {
       headTimeoutMs: config.headTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
       maxConnections: config.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
     },
   }, handler);
-}
-
-export function serve(app: FetchApp, config: Config, onStop: () => Promise<void> | void): Listening {
-  const drain = new Drain({ graceMs: config.shutdownGraceMs });
-  const serving = listenForGateway(app, config, drain);
-  console.log(`gateway listening on http://${serving.addr.hostname}:${serving.addr.port}`);
-
-  const stop = async () => {
-    if (drain.stopping) return drain.hurry();
-    serving.close();
-    await drain.stop();
-    let code = 0;
-    try {
-      await onStop();
-    } catch (error) {
-      // Exiting 0 would tell a supervisor that nothing was lost.
-      console.error("gateway: writing pending usage at shutdown failed:", error);
-      code = 1;
-    }
-    Deno.exit(code);
-  };
-  for (const signal of SIGNALS) Deno.addSignalListener(signal, () => void stop());
-  return serving;
 }

@@ -1,0 +1,146 @@
+/**
+ * @module Starting the gateway, one wiring for every way it runs: configuration → store → services → app, with
+ * every request going through the drain. `deno task start` serves it on the gateway's own listener, each
+ * worker of `start:parallel` likewise on the port they share, `deno serve` through the runtime's listener
+ * (`fetch`), and the tests in process on a store of their own. Stopping is the same everywhere: stop
+ * listening, let what runs finish (or end it), write what is pending, close the store.
+ *
+ * What differs by where it runs is chosen by the caller: whether it listens itself, whether it opens the
+ * metrics port (not where workers would share it, nor where a platform gives one port), and which store
+ * (`kv`: any open `Deno.Kv`, such as the one `Deno.openKv()` gives on a platform that provides it).
+ */
+import type { Config } from "./config.ts";
+import { closeDeps, createDeps, type Deps, type DepsOptions, type GatewayDeps } from "./deps.ts";
+import { buildApp } from "./http/app.ts";
+import { Drain } from "./http/drain.ts";
+import type { Listening } from "./http/listener.ts";
+import { serveMetrics } from "./http/metrics_server.ts";
+import { type GatewayAddress, listenForGateway } from "./http/serve.ts";
+import { coordinateShutdown } from "./http/worker_shutdown.ts";
+import { openStore } from "./store/kv.ts";
+import type { UsageLedger } from "./usage/mod.ts";
+import type { UsageRecord } from "./usage/types.ts";
+import { manifest } from "../routes.gen.ts";
+
+export interface GatewayOptions extends DepsOptions {
+  /** An open store, left open at stop (the tests': in memory); by default the configured one, closed at stop. */
+  kv?: Deno.Kv;
+  /** Sees each usage record as it is reported, before the ledger takes it (the tests keep them). */
+  onRecord?: (record: UsageRecord) => void;
+}
+
+/** Time for the last commits after the grace period and the cut, before a stop counts as hung. */
+const LAST_WRITES_MS = 15_000;
+
+export class Gateway {
+  readonly drain: Drain;
+  readonly #app: ReturnType<typeof buildApp>;
+  readonly #listening: Listening[] = [];
+  #metrics?: Listening;
+  #stopped?: Promise<void>;
+
+  private constructor(
+    readonly config: Config,
+    readonly kv: Deno.Kv,
+    /** What the app runs on. */
+    readonly deps: Deps,
+    /** The same services with the ledger itself, which closing flushes. */
+    readonly services: GatewayDeps,
+    private readonly ownsStore: boolean,
+  ) {
+    this.drain = new Drain({ graceMs: config.shutdownGraceMs, streams: services.streams });
+    this.#app = buildApp(deps, manifest);
+  }
+
+  static async open(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
+    const kv = options.kv ?? await openStore(config.kvPath);
+    let services: GatewayDeps;
+    try {
+      services = await createDeps(config, kv, options);
+    } catch (error) {
+      if (!options.kv) kv.close();
+      throw error;
+    }
+    const { onRecord } = options;
+    const ledger = services.usage;
+    const deps: Deps = onRecord
+      ? {
+        ...services,
+        usage: {
+          record: (record) => {
+            onRecord(record);
+            ledger.record(record);
+          },
+        },
+      }
+      : services;
+    return new Gateway(config, kv, deps, services, !options.kv);
+  }
+
+  /** Where usage records are written, with their counters. */
+  get ledger(): UsageLedger {
+    return this.services.usage;
+  }
+
+  /**
+   * The handler for the runtime's listener (`deno serve`): each request through the drain, as on the
+   * gateway's own listener, so a stop lets it finish and its record is written.
+   */
+  readonly fetch = (request: Request, info: Deno.ServeHandlerInfo): Response | Promise<Response> =>
+    this.drain.handle(
+      request,
+      info.completed,
+      (signal) => this.#app.fetch(request, { remoteAddr: info.remoteAddr, signal }),
+    );
+
+  /** Serves on the gateway's own listener, with its bounds; its connection figures go to /metrics. */
+  listen(address: Partial<GatewayAddress> = {}): Listening {
+    const listening = listenForGateway(this.#app, this.config, this.drain, {
+      hostname: this.config.host,
+      port: this.config.port,
+      ...address,
+    });
+    this.#listening.push(listening);
+    if (listening.stats) this.deps.metrics?.watchConnections(listening.stats);
+    return listening;
+  }
+
+  /** Also serves /metrics without the token on `GATEWAY_METRICS_PORT`, if that is set. */
+  serveMetrics(): void {
+    this.#metrics ??= serveMetrics(this.deps);
+  }
+
+  /**
+   * Stops listening, lets running requests and streams finish within the grace period and then ends them,
+   * writes every pending record, and closes the store if it opened it. Rejects if the records could not be
+   * written. Once: later calls get the same promise.
+   */
+  stop(): Promise<void> {
+    return this.#stopped ??= this.#stop();
+  }
+
+  async #stop(): Promise<void> {
+    for (const listening of this.#listening) listening.close();
+    await this.drain.stop();
+    // Scrapes go on during the drain; the figures are final now.
+    this.#metrics?.close();
+    try {
+      await closeDeps(this.services);
+    } finally {
+      if (this.ownsStore) this.kv.close();
+    }
+  }
+
+  /**
+   * Stops on SIGINT or SIGTERM and exits once every gateway of the process has (the workers of
+   * `start:parallel` and of `deno serve --parallel` are gateways of one process); a second signal ends what
+   * still runs at once. Exits 1 if records could not be written, or if a stop hangs.
+   */
+  stopOnSignals(): void {
+    coordinateShutdown({
+      drainAndFlush: () => this.stop(),
+      hurry: () => this.drain.hurry(),
+      hangMs: this.config.shutdownGraceMs + LAST_WRITES_MS,
+    });
+  }
+}
