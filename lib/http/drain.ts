@@ -8,7 +8,8 @@
  * all. A request that still comes once stopping (on a connection kept alive from before the signal) is not
  * run: its route is handed `STOPPED` for its signal and refuses it in the path's own face, recording the
  * refusal like any other (`lib/http/stopping_refusal.ts`); it is counted like a running request, so `stop`
- * waits for its record too.
+ * waits for its record too. Such requests come most often just after the last answers: their clients send
+ * the next request as soon as they have read one, so `stop` lingers a moment after those answers for them.
  */
 import { ClientClosed, ShuttingDown } from "../errors.ts";
 import { isFeed } from "./feed_response.ts";
@@ -26,6 +27,8 @@ export interface DrainOptions {
   graceMs: number;
   /** How long ended requests get to send their last bytes (a client that reads nothing would hold on). */
   cutMs?: number;
+  /** How long `stop` waits after the last answer it let finish for requests following it (see `#linger`). */
+  lingerMs?: number;
   streams?: OpenStreams;
   log?: (line: string) => void;
 }
@@ -53,12 +56,14 @@ export class Drain {
   readonly #idle = new Set<() => void>();
   readonly #graceMs: number;
   readonly #cutMs: number;
+  readonly #lingerMs: number;
   readonly #streams: OpenStreams;
   readonly #log: (line: string) => void;
 
   constructor(options: DrainOptions) {
     this.#graceMs = options.graceMs;
     this.#cutMs = options.cutMs ?? 2_000;
+    this.#lingerMs = options.lingerMs ?? LINGER_MS;
     this.#streams = options.streams ?? openStreams;
     this.#log = options.log ?? ((line) => console.error(line));
   }
@@ -162,15 +167,26 @@ export class Drain {
     this.#hurry.resolve();
   }
 
-  /** Stops taking requests, waits for the running ones within the grace period, then ends the rest. */
+  /**
+   * Stops taking requests, waits for the running ones within the grace period, then ends the rest; lingers
+   * after them for the requests their clients send next.
+   */
   async stop(): Promise<DrainReport> {
     this.#stopping = true;
     // A feed never ends by itself and carries nothing to account: it would only hold the stop for the whole
     // grace period. Aborting a finished answer's signal changes nothing, as its handler is done with it.
     for (const abort of this.#feeds) abort.abort(new ShuttingDown());
-    if (this.#inFlight) {
+    // Only connections with an answer under way stay open once the listener closes: none, nothing follows.
+    const answering = this.#inFlight > 0;
+    if (answering) {
       this.#log(`gateway: stopping; waiting up to ${this.#graceMs} ms for ${this.#inFlight} request(s)`);
     }
+    const report = await this.#drain();
+    if (answering && !report.abandoned) await this.#linger();
+    return report;
+  }
+
+  async #drain(): Promise<DrainReport> {
     if (await this.#settled(this.#graceMs)) return this.#end(0);
     const cut = this.#inFlight;
     this.#log(`gateway: ending ${cut} request(s) still running after the shutdown grace period`);
@@ -180,6 +196,22 @@ export class Drain {
     const abandoned = await this.#settled(this.#cutMs, false) ? 0 : this.#inFlight;
     if (abandoned) this.#log(`gateway: ${abandoned} response(s) could not be delivered before exit`);
     return { cut, abandoned };
+  }
+
+  /**
+   * A client that has just read its answer may be sending its next request on the same connection already;
+   * one that arrived after `stop` returned would be answered after the ledger's last flush, its record lost
+   * to the exit. So `stop` waits `lingerMs` more, refusing (and recording) what comes meanwhile, then for
+   * those refusals to be delivered. Refusals close their connections, so nothing follows them. A second
+   * signal skips the wait.
+   */
+  async #linger(): Promise<void> {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    const timer = setTimeout(resolve, this.#lingerMs);
+    this.#hurry.promise.then(() => resolve());
+    await promise;
+    clearTimeout(timer);
+    await this.#settled(this.#cutMs, false);
   }
 
   /** Ends open streams and aborts waiting requests; a stream that opens from now on ends at once. */
@@ -210,6 +242,12 @@ export class Drain {
     });
   }
 }
+
+/**
+ * The drain's linger after the last answers (see `Drain.#linger`): a client sends its next request within
+ * milliseconds of reading an answer; this leaves room for a loaded machine, and a stop is that much longer.
+ */
+const LINGER_MS = 500;
 
 /** How long a request runs before the drain listens for its client leaving (see `#watchSoon`). */
 const WATCH_AFTER_MS = 50;

@@ -55,7 +55,7 @@ Deno.test("a request arriving once the drain stops is handed the stopped signal,
 });
 
 Deno.test("a refusal while the drain waits is counted until delivered, so stop returns after it", async () => {
-  const drain = new Drain({ graceMs: 60_000, streams: new OpenStreams(), log: quiet });
+  const drain = new Drain({ graceMs: 60_000, lingerMs: 0, streams: new OpenStreams(), log: quiet });
   const running = Promise.withResolvers<void>();
   drain.handle(new Request("http://gw/"), running.promise, () => new Response("ok"));
   let stopped = false;
@@ -80,8 +80,50 @@ Deno.test("a refusal while the drain waits is counted until delivered, so stop r
   assert.equal(drain.inFlight, 0);
 });
 
+Deno.test("after the answers running at the signal, stop lingers, and waits for a refusal that came meanwhile", async () => {
+  const drain = new Drain({ graceMs: 60_000, lingerMs: 600_000, streams: new OpenStreams(), log: quiet });
+  const delivered = Promise.withResolvers<void>();
+  drain.handle(new Request("http://gw/"), delivered.promise, () => new Response("ok"));
+  let stopped = false;
+  const stopping = drain.stop().then((report) => (stopped = true, report));
+  delivered.resolve();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(drain.inFlight, 0);
+  assert.equal(stopped, false, "lingering after the last answer");
+
+  // The next request on that answer's connection.
+  const refusalDelivered = Promise.withResolvers<void>();
+  const refused = drain.handle(
+    new Request("http://gw/"),
+    refusalDelivered.promise,
+    (signal) => new Response(String(signal === STOPPED), { status: 503 }),
+  );
+  assert.equal(await (await refused).text(), "true");
+  // A second signal ends the linger, not the wait for what is being answered.
+  drain.hurry();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(stopped, false, "the refusal is not delivered yet");
+  refusalDelivered.resolve();
+  assert.deepEqual(await stopping, { cut: 0, abandoned: 0 });
+});
+
+Deno.test("the linger ends by itself; with nothing running at the signal there is none", async () => {
+  const lingering = new Drain({ graceMs: 60_000, lingerMs: 20, streams: new OpenStreams(), log: quiet });
+  lingering.handle(new Request("http://gw/"), Promise.resolve(), () => new Response("ok"));
+  assert.deepEqual(await lingering.stop(), { cut: 0, abandoned: 0 });
+
+  const idle = new Drain({ graceMs: 60_000, lingerMs: 600_000, streams: new OpenStreams(), log: quiet });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise((resolve) => timer = setTimeout(() => resolve("still lingering"), 10_000));
+  try {
+    assert.deepEqual(await Promise.race([idle.stop(), late]), { cut: 0, abandoned: 0 });
+  } finally {
+    clearTimeout(timer);
+  }
+});
+
 Deno.test("a handler that throws on the stopped signal still settles its count", async () => {
-  const drain = new Drain({ graceMs: 60_000, streams: new OpenStreams(), log: quiet });
+  const drain = new Drain({ graceMs: 60_000, lingerMs: 0, streams: new OpenStreams(), log: quiet });
   const held = Promise.withResolvers<void>();
   drain.handle(new Request("http://gw/"), held.promise, () => new Response("ok"));
   const stopping = drain.stop();
@@ -95,7 +137,7 @@ Deno.test("a handler that throws on the stopped signal still settles its count",
 });
 
 Deno.test("stop waits for a running request, then returns once it is delivered", async () => {
-  const drain = new Drain({ graceMs: 60_000, streams: new OpenStreams(), log: quiet });
+  const drain = new Drain({ graceMs: 60_000, lingerMs: 0, streams: new OpenStreams(), log: quiet });
   const delivered = Promise.withResolvers<void>();
   const answer = Promise.withResolvers<Response>();
   const response = drain.handle(new Request("http://gw/"), delivered.promise, () => answer.promise);
@@ -113,7 +155,7 @@ Deno.test("stop waits for a running request, then returns once it is delivered",
 
 Deno.test("past the grace period a waiting request is aborted with ShuttingDown and open streams end", async () => {
   const streams = new OpenStreams();
-  const drain = new Drain({ graceMs: 50, streams, log: quiet });
+  const drain = new Drain({ graceMs: 50, lingerMs: 0, streams, log: quiet });
   const delivered = Promise.withResolvers<void>();
   const response = Promise.resolve(drain.handle(new Request("http://gw/"), delivered.promise, waitForAbort));
   response.then(() => delivered.resolve());
@@ -175,7 +217,7 @@ Deno.test("a stream that opens after the streams were ended ends at once, record
 });
 
 Deno.test("a client that leaves still aborts its request's signal", async () => {
-  const drain = new Drain({ graceMs: 1_000, streams: new OpenStreams(), log: quiet });
+  const drain = new Drain({ graceMs: 1_000, lingerMs: 0, streams: new OpenStreams(), log: quiet });
   const client = new AbortController();
   const delivered = Promise.withResolvers<void>();
   const response = drain.handle(
