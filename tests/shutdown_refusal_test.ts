@@ -18,6 +18,7 @@ import { GatedOllama } from "./support/gated_ollama.ts";
 import { assertComplete, killChild, waitFor, waitUntilRefused } from "./support/chat_streams.ts";
 import { assertLedgerConsistent, readLedger, recordsOf } from "./support/ledger_check.ts";
 import { manifest } from "../routes.gen.ts";
+import type { UsageRecord } from "../lib/usage/types.ts";
 
 const root = new URL("..", import.meta.url);
 
@@ -149,54 +150,82 @@ Deno.test("every chat path of the manifest is among the paths this test refuses 
   );
 });
 
-async function refusesOnKeptConnections(args: string[], workers: number): Promise<void> {
-  const backend = new GatedOllama({ words: 4, before: 2, delayMs: 5 });
-  // Never opened while the test runs: its streams hold each worker's drain until their clients leave.
+/** A store with two servers of model m1, each alone in a cluster with a key of its own. */
+interface Setup {
+  store: string;
+  /** Streams through `backend` (cluster main), as user team. */
+  key: { id: string; key: string };
+  /** Streams through `holder` (cluster hold). */
+  holdKey: { id: string; key: string };
+}
+
+async function setUp(store: string, backend: GatedOllama, holder: GatedOllama): Promise<Setup> {
+  const env = { GATEWAY_KV: store };
+  // Declared slots: every stream held at the backends runs at once.
+  for (const [name, url] of [["gpu1", backend.url], ["gpu2", holder.url]]) {
+    await admin(env, "server", "add", "--name", name, "--url", url, "--model", "m1", "--slots", "32");
+  }
+  await admin(env, "cluster", "add", "--name", "main", "--server", "gpu1");
+  await admin(env, "cluster", "add", "--name", "hold", "--server", "gpu2");
+  await admin(env, "user", "add", "--name", "team");
+  const key = await admin(env, "key", "create", "--model", "m1", "--user", "team", "--cluster", "main");
+  const holdKey = await admin(env, "key", "create", "--model", "m1", "--cluster", "hold");
+  return { store, key, holdKey };
+}
+
+/** Runs `fn` on a gateway started with `args` over a fresh store; everything it opened is closed after. */
+async function withGateway(
+  args: string[],
+  workers: number,
+  backend: GatedOllama,
+  fn: (setup: Setup, gateway: GatewayProcess, conns: KeptConnection[]) => Promise<void>,
+): Promise<void> {
   const holder = new GatedOllama({ before: 2 });
   const dir = await Deno.makeTempDir();
-  const store = `${dir}/store.kv`;
-  const env = { GATEWAY_KV: store };
   const conns: KeptConnection[] = [];
   let gateway: GatewayProcess | undefined;
   try {
-    // Declared slots: every stream held at the backends runs at once.
-    await admin(
-      env,
-      "server",
-      "add",
-      "--name",
-      "gpu1",
-      "--url",
-      backend.url,
-      "--model",
-      "m1",
-      "--slots",
-      "32",
-    );
-    await admin(
-      env,
-      "server",
-      "add",
-      "--name",
-      "gpu2",
-      "--url",
-      holder.url,
-      "--model",
-      "m1",
-      "--slots",
-      "32",
-    );
-    await admin(env, "cluster", "add", "--name", "main", "--server", "gpu1");
-    await admin(env, "cluster", "add", "--name", "hold", "--server", "gpu2");
-    await admin(env, "user", "add", "--name", "team");
-    const key = await admin(env, "key", "create", "--model", "m1", "--user", "team", "--cluster", "main");
-    const holdKey = await admin(env, "key", "create", "--model", "m1", "--cluster", "hold");
-    gateway = await startGateway(
-      { ...env, GATEWAY_WORKERS: String(workers), GATEWAY_SHUTDOWN_GRACE_MS: "120000" },
-      args,
-    );
-    const url = gateway.url;
+    const setup = await setUp(`${dir}/store.kv`, backend, holder);
+    gateway = await startGateway({
+      GATEWAY_KV: setup.store,
+      GATEWAY_WORKERS: String(workers),
+      GATEWAY_SHUTDOWN_GRACE_MS: "120000",
+    }, args);
+    await fn(setup, gateway, conns);
+  } finally {
+    await Promise.all(conns.map((c) => c.client.destroy().catch(() => {})));
+    if (gateway) await killChild(gateway.child);
+    await backend.close();
+    await holder.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
 
+type Records = UsageRecord[];
+const summary = (recs: Records) =>
+  recs.map((r) => [r.status, r.httpStatus, r.errorCode ?? "", r.format, r.stream]).sort();
+const formatOf = (path: string) => CHAT_PATHS.find((c) => c.path === path)!.format;
+
+/** A refusal that came on the kept connection, in `shape`, with its headers. */
+async function assertRefusal(
+  conn: KeptConnection,
+  res: Awaited<ReturnType<KeptConnection["request"]>>,
+  shape: Shape,
+  where: string,
+): Promise<void> {
+  const text = await res.body.text();
+  assert.equal(conn.connects, 1, `${where}: came on the kept connection`);
+  assert.equal(res.statusCode, 503, `${where}: ${text}`);
+  assert.equal(res.headers["retry-after"], "1", where);
+  assert.equal(res.headers["connection"], "close", where);
+  assert.match(String(res.headers["content-type"]), /^application\/json/, where);
+  assertRefusalShape(JSON.parse(text), shape, where);
+}
+
+function refusesOnKeptConnections(args: string[], workers: number): Promise<void> {
+  const backend = new GatedOllama({ words: 4, before: 2, delayMs: 5 });
+  return withGateway(args, workers, backend, async ({ store, key, holdKey }, gateway, conns) => {
+    const url = gateway.url;
     // A held stream on every worker, told apart by the process prefix of their ids (bounded: connections go
     // to the workers by a hash of their ports, so 32 all missing one worker of two is a 2^-31 chance).
     const holders: OpenStream[] = [];
@@ -230,22 +259,16 @@ async function refusesOnKeptConnections(args: string[], workers: number): Promis
 
     const expected = Array.from({ length: backend.words }, (_, i) => `w${i} `).join("");
     for (const [i, c] of CASES.entries()) {
-      const where = `${c.then.method} ${c.then.path} after a stream on ${c.streamPath}`;
-      const stream = streams[i];
-      assertComplete(shapeOf(c.streamPath) === "A" ? "A" : "B", await stream.done, expected);
-      const res = await stream.conn.request(
-        c.then.method,
-        c.then.path,
-        c.then.keyless ? undefined : key.key,
-        c.then.method === "POST" ? CHAT : undefined,
+      const { conn, done } = streams[i];
+      assertComplete(shapeOf(c.streamPath) === "A" ? "A" : "B", await done, expected);
+      const { method, path, keyless, shape } = c.then;
+      const res = await conn.request(
+        method,
+        path,
+        keyless ? undefined : key.key,
+        method === "POST" ? CHAT : undefined,
       );
-      const text = await res.body.text();
-      assert.equal(stream.conn.connects, 1, `${where}: came on the kept connection`);
-      assert.equal(res.statusCode, 503, `${where}: ${text}`);
-      assert.equal(res.headers["retry-after"], "1", where);
-      assert.equal(res.headers["connection"], "close", where);
-      assert.match(String(res.headers["content-type"]), /^application\/json/, where);
-      assertRefusalShape(JSON.parse(text), c.then.shape, where);
+      await assertRefusal(conn, res, shape, `${method} ${path} after a stream on ${c.streamPath}`);
     }
     assert.equal(backend.completed, CASES.length);
 
@@ -256,9 +279,6 @@ async function refusesOnKeptConnections(args: string[], workers: number): Promis
 
     const ledger = await readLedger(store);
     const all = [...ledger.records.values()];
-    const summary = (recs: typeof all) =>
-      recs.map((r) => [r.status, r.httpStatus, r.errorCode ?? "", r.format, r.stream]).sort();
-    const formatOf = (path: string) => CHAT_PATHS.find((c) => c.path === path)!.format;
     const keyed = CASES.filter((c) => c.then.method === "POST" && !c.then.keyless);
     assert.deepEqual(
       summary(recordsOf(ledger, key.id)),
@@ -281,13 +301,48 @@ async function refusesOnKeptConnections(args: string[], workers: number): Promis
     const chatAnswers = CASES.length + CASES.filter((c) => c.then.method === "POST").length + holders.length;
     assert.equal(all.length, chatAnswers, "one record per chat request answered, no more");
     assertLedgerConsistent(ledger);
-  } finally {
-    await Promise.all(conns.map((c) => c.client.destroy().catch(() => {})));
-    if (gateway) await killChild(gateway.child);
-    await backend.close();
-    await holder.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
+}
+
+/**
+ * Streams of one length, let run together after the signal: each client sends its next request the moment its
+ * stream ends, so the last ones come after every answer the gateway was giving has ended. They are refused and
+ * recorded all the same.
+ */
+function refusesWhatFollowsTheLastAnswers(args: string[], workers: number): Promise<void> {
+  const clients = 16;
+  const backend = new GatedOllama({ words: 8, before: 2, delayMs: 10 });
+  return withGateway(args, workers, backend, async ({ store, key }, gateway, conns) => {
+    const paths = Array.from({ length: clients }, (_, i) => CHAT_PATHS[i % CHAT_PATHS.length]);
+    const streams = await Promise.all(paths.map(({ path }) => {
+      const conn = new KeptConnection(gateway.url);
+      conns.push(conn);
+      return openStream(conn, path, key.key, (t) => t.includes("w0"));
+    }));
+    await waitFor("every stream held at the backend", () => backend.waiting === clients);
+
+    gateway.child.kill("SIGTERM");
+    await waitUntilRefused(gateway.url);
+    const next = streams.map(async ({ conn, done }, i) => {
+      await done;
+      const res = await conn.request("POST", paths[i].path, key.key, CHAT);
+      await assertRefusal(conn, res, paths[i].shape, `the request after a stream on ${paths[i].path}`);
+    });
+    backend.open();
+    await Promise.all(next);
+    assert.equal((await gateway.child.status).code, 0);
+
+    const ledger = await readLedger(store);
+    assert.deepEqual(
+      summary([...ledger.records.values()]),
+      [
+        ...paths.map(({ format }) => ["ok", 200, "", format, true]),
+        ...paths.map(({ format }) => ["rejected", 503, "shutting_down", format, false]),
+      ].sort(),
+      "one record per chat request answered: each stream and each refusal",
+    );
+    assertLedgerConsistent(ledger);
+  });
 }
 
 Deno.test("deno task start: after SIGTERM each path refuses on a kept connection in its own shape, and records it", async () => {
@@ -296,4 +351,12 @@ Deno.test("deno task start: after SIGTERM each path refuses on a kept connection
 
 Deno.test("deno task start:parallel: the same from every worker", async () => {
   await refusesOnKeptConnections(await taskArgs("start:parallel"), 2);
+});
+
+Deno.test("deno task start: requests that follow the last answers are refused and recorded too", async () => {
+  await refusesWhatFollowsTheLastAnswers(await taskArgs("start"), 1);
+});
+
+Deno.test("deno task start:parallel: requests that follow each worker's last answers are refused and recorded too", async () => {
+  await refusesWhatFollowsTheLastAnswers(await taskArgs("start:parallel"), 2);
 });
