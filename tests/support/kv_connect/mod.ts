@@ -54,7 +54,7 @@ export async function startKvConnect(
     if (operation !== "metadata") credentials.authorize(request);
     counts[operation]++;
     if (operation === "metadata") return await credentials.exchange(request);
-    const body = new Uint8Array(await request.arrayBuffer());
+    const body = await bodyOf(request);
     if (operation === "watch") {
       const watching = watch(store, body, {
         delay: () => network.fromStore(),
@@ -109,6 +109,15 @@ export async function startKvConnect(
       store.close();
     },
   };
+}
+
+/** A client that went away while sending is a client's fault, not the server's. */
+async function bodyOf(request: Request): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await request.arrayBuffer());
+  } catch {
+    throw new BadRequest("The request body could not be read.");
+  }
 }
 
 function operationOf(request: Request): Operation | undefined {
