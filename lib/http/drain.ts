@@ -18,7 +18,8 @@ import { type OpenStreams, openStreams } from "./stream_response.ts";
 /**
  * The signal a request gets in place of its own once the drain stops: already aborted, with `ShuttingDown`.
  * The app tells it by identity (one comparison, nothing for a request served as usual) and answers with the
- * route's refusal instead of running the request.
+ * route's refusal instead of running the request. Every refused request shares it, so a refusal never
+ * listens to it (a listener would stay for the life of the process).
  */
 export const STOPPED: AbortSignal = AbortSignal.abort(new ShuttingDown());
 
