@@ -33,6 +33,11 @@ interface IdenticalFigures {
   served: number[];
   /** Tokens each server generated. */
   work: number[];
+  /**
+   * The least wall time any policy could reach: one load, then the time the servers' slots ran requests
+   * (prompts, tokens), spread over all the fleet's slots with none ever idle.
+   */
+  floorMs: number;
 }
 
 async function identicalOnce(
@@ -48,6 +53,7 @@ async function identicalOnce(
     if (ok.length < samples.length) console.error(`  failed: ${failureReasons(samples)}`);
     const served = fleet.fakes.map((f) => f.engine.stats.requests);
     const work = fleet.fakes.map((f) => f.engine.stats.completionTokens);
+    const busyMs = fleet.fakes.reduce((sum, f) => sum + f.engine.stats.busyMs, 0);
     const peak = fleet.fakes.map((f) => f.engine.stats.peakHeld);
     console.error(
       `identical ×${servers}, ${policy}${declareSlots ? ", --slots" : ""}: ${
@@ -61,6 +67,7 @@ async function identicalOnce(
       failed: samples.length - ok.length,
       served,
       work,
+      floorMs: IDENTICAL.loadMs + busyMs / (servers * IDENTICAL.slots),
     };
   } finally {
     await fleet.close();
@@ -99,6 +106,16 @@ async function identical(servers: number) {
   };
   const rows: Row[] = [
     row("Whole workload (wall time)", weighted.wallMs, learned.wallMs, declared.wallMs),
+    [
+      "Least possible wall time (work ÷ slots)",
+      ms(weighted.floorMs),
+      ms(learned.floorMs),
+      ms(declared.floorMs),
+      ratio(learned.floorMs, weighted.wallMs),
+      "",
+      "",
+      "",
+    ],
     row("TTFT p95", weighted.ttftP95, learned.ttftP95, declared.ttftP95),
     share("Tokens generated per server", (f) => f.work, true),
     share("Requests served per server", (f) => f.served, false),

@@ -27,6 +27,8 @@ export interface EngineStats {
   cachedTokens: number;
   /** Tokens generated: the work done, which requests alone do not show when answers differ in length. */
   completionTokens: number;
+  /** Time slots ran requests past their model's load, summed: the work as the server's clock saw it. */
+  busyMs: number;
   /** Most requests ever running in slots at once, and most ever held (running and queued). */
   peakRunning: number;
   peakHeld: number;
@@ -70,6 +72,7 @@ export class LlmEngine {
     promptTokens: 0,
     cachedTokens: 0,
     completionTokens: 0,
+    busyMs: 0,
     peakRunning: 0,
     peakHeld: 0,
   };
@@ -118,11 +121,13 @@ export class LlmEngine {
     this.stats.peakHeld = Math.max(this.stats.peakHeld, this.#held);
     this.#inUse.set(model, (this.#inUse.get(model) ?? 0) + 1);
     let slot = false;
+    let since = 0;
     try {
       await this.#acquire(signal);
       slot = true;
       if (this.gate) await this.gate;
       await this.#ensureLoaded(model);
+      since = performance.now();
       const prompt = prefixHashes(messages);
       const promptTokens = prompt.tokens.at(-1) ?? 0;
       const cached = this.#covered(model, prompt.hashes, prompt.tokens);
@@ -143,7 +148,10 @@ export class LlmEngine {
     } finally {
       this.#held--;
       this.#inUse.set(model, (this.#inUse.get(model) ?? 1) - 1);
-      if (slot) this.#release();
+      if (slot) {
+        if (since) this.stats.busyMs += performance.now() - since;
+        this.#release();
+      }
     }
   }
 
