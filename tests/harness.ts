@@ -1,19 +1,19 @@
 /**
- * A gateway for end-to-end tests: the real app and pipeline on 127.0.0.1, over an in-memory store, with the
- * clock and random source injectable. Admin writes go through the same store functions the CLI uses.
+ * A gateway for end-to-end tests: the gateway's own startup (lib/gateway.ts) over an in-memory store, with the
+ * clock and random source injectable, each request through the production drain, and closing as the gateway
+ * stops at SIGTERM. It is served on 127.0.0.1 by the runtime's listener, as `deno serve` serves it: the
+ * gateway's own listener (its connection bounds, the per-connection key memo) is exercised by the tests that
+ * run real processes. Admin writes go through the same store functions the CLI uses.
  */
 import { type Config, defaultConfig } from "../lib/config.ts";
-import { closeDeps, type Deps, meteredServices, routingServices } from "../lib/deps.ts";
-import { buildApp } from "../lib/http/app.ts";
+import type { Deps } from "../lib/deps.ts";
+import { Gateway } from "../lib/gateway.ts";
 import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
 import { basePolicy, type KeyPolicy, type ServerRecord } from "../lib/store/records.ts";
-import { StoreView } from "../lib/store/view.ts";
-import { manifest } from "../routes.gen.ts";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
 import type { UsageRecord } from "../lib/usage/types.ts";
 import type { UsageLedger } from "../lib/usage/mod.ts";
-import { GatewayMetrics } from "../lib/metrics/mod.ts";
 
 export interface GatewayOptions {
   config?: Partial<Config>;
@@ -28,68 +28,55 @@ export type ServerInput = Partial<Omit<ServerRecord, "createdAt" | "updatedAt">>
   url: string;
 };
 
+/** How long a closing test gateway lets requests finish before it ends them (a stream held open, a feed). */
 const CLOSE_GRACE_MS = 2_000;
 
 export class TestGateway {
   readonly catalog: Catalog;
-
-  #server!: Deno.HttpServer<Deno.NetAddr>;
-  /** Ends what is still streaming when closing, as the gateway's own listener does at shutdown. */
-  readonly #closing = new AbortController();
+  readonly kv: Deno.Kv;
+  readonly deps: Deps;
+  /** Where the records are written, with their counters. */
+  readonly ledger: UsageLedger;
 
   private constructor(
-    readonly kv: Deno.Kv,
-    readonly deps: Deps,
+    private readonly gateway: Gateway,
+    private readonly server: Deno.HttpServer<Deno.NetAddr>,
     /** Every usage record the pipeline reported, in order. */
     readonly usage: UsageRecord[],
-    /** Where the records are written, with their counters. */
-    readonly ledger: UsageLedger,
   ) {
-    this.catalog = new Catalog(kv);
+    this.kv = gateway.kv;
+    this.deps = gateway.deps;
+    this.ledger = gateway.ledger;
+    this.catalog = new Catalog(this.kv);
   }
 
   static async start(options: GatewayOptions = {}): Promise<TestGateway> {
     const kv = await Deno.openKv(":memory:");
     const usage: UsageRecord[] = [];
-    const config = defaultConfig({ reloadIntervalMs: 50, ...options.config });
-    const view = await StoreView.open(kv, config.reloadIntervalMs, options.now ?? Date.now);
-    const metered = meteredServices(kv, config, view, (e) => console.error("test ledger:", e));
-    const routing = routingServices(config, view, globalThis.fetch, options.now, options.random);
-    if (options.probe) routing.prober.start();
-    const deps: Deps = {
-      config,
-      view,
-      now: options.now ?? Date.now,
-      random: options.random ?? Math.random,
-      policy: metered.policy,
-      servers: routing.servers,
-      scheduler: routing.scheduler,
-      reach: routing.reach,
-      prober: routing.prober,
-      metrics: new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler),
+    const config = defaultConfig({
+      host: "127.0.0.1",
+      port: 0,
+      reloadIntervalMs: 50,
+      shutdownGraceMs: CLOSE_GRACE_MS,
+      ...options.config,
+    });
+    const gateway = await Gateway.open(config, {
+      kv,
+      now: options.now,
+      random: options.random,
+      probe: options.probe ?? false,
       // The real ledger, so quotas and counters work as in production; the list lets tests read records at once.
-      usage: {
-        record: (r) => {
-          usage.push(r);
-          metered.usage.record(r);
-        },
-      },
-    };
-    const gw = new TestGateway(kv, deps, usage, metered.usage);
-    const app = buildApp(deps, manifest);
-    gw.#server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      (req, info) =>
-        app.fetch(req, {
-          remoteAddr: info.remoteAddr,
-          signal: AbortSignal.any([req.signal, gw.#closing.signal]),
-        }),
+      onRecord: (record) => usage.push(record),
+    });
+    const server = Deno.serve(
+      { hostname: config.host, port: config.port, onListen: () => {} },
+      gateway.fetch,
     );
-    return gw;
+    return new TestGateway(gateway, server, usage);
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.#server.addr.port}`;
+    return `http://127.0.0.1:${this.server.addr.port}`;
   }
 
   async addServer(input: ServerInput): Promise<void> {
@@ -123,20 +110,15 @@ export class TestGateway {
     });
   }
 
+  /**
+   * Stops as `deno serve` stops the gateway at SIGTERM: the runtime's listener stops taking connections and
+   * closes each once its answer is out, while the drain lets requests finish within the grace period, ends
+   * the rest and writes the last records. Then the store is closed.
+   */
   async close(): Promise<void> {
-    // Requests get a moment to finish; an endless one (the admin feed, whose client may have left without the
-    // server noticing yet) is then ended instead of holding the shutdown forever.
-    const finished = this.#server.shutdown();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = await Promise.race([
-      finished.then(() => false),
-      new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(true), CLOSE_GRACE_MS)),
-    ]);
-    clearTimeout(timer);
-    if (late) this.#closing.abort();
-    await finished;
-    await closeDeps(this.deps);
-    await this.ledger.close();
+    const closed = this.server.shutdown();
+    await this.gateway.stop();
+    await closed;
     this.kv.close();
   }
 }
