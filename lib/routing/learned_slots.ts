@@ -6,7 +6,8 @@
  * A server that runs N at once and queues the rest inside answers the (N+1)th only after one of the N ended.
  * So a request is taken as having queued there when, between its sending and its first byte, another request
  * on that server ended, and its first byte came much later than the server's usual (over twice the median of
- * its recent unqueued first bytes, plus a margin for noise). Sent with c in flight, it shows the server runs
+ * its recent unqueued first bytes, plus a margin for noise), yet soon after the last end there (within that
+ * same bound: it started when that end freed its slot). Sent with c in flight, it shows the server runs
  * fewer than c: the figure drops to c − 1, or to the requests streaming there when its first byte came (itself
  * included), if fewer, since a server that queues runs no more than that; and c is not tried again for the
  * hold time. One such request alone may be a pause of the gateway's own (a collection, a busy machine): it
@@ -62,6 +63,11 @@ export interface Sample {
   ms: number;
   /** Whether another request on the server ended in between. */
   othersEnded: boolean;
+  /**
+   * From the last end there that this process saw after its sending, to its first byte, ms (none: it saw
+   * none, as when another worker's request ended).
+   */
+  sinceEndMs?: number;
   /** Whether the model was loaded there when it was sent (else its first byte waited for the load). */
   warm: boolean;
   /** Streamed requests that had their first byte and had not ended when this one had its first, itself included. */
@@ -120,7 +126,12 @@ export class LearnedSlots {
     const { level, ms } = sample;
     // The usual first byte matters only when another request ended meanwhile: only then is it sorted for.
     const usual = sample.othersEnded ? this.#median() : 0;
-    if (sample.othersEnded && ms > 2 * usual + this.options.marginMs) {
+    const late = 2 * usual + this.options.marginMs;
+    // A request that queued starts once a slot frees, so its first byte follows that end as quickly as an
+    // unqueued one follows its sending. One whose first byte came long after the last end was busy with its
+    // own prompt: a long prompt's evaluation with an end somewhere in it is no wait.
+    const soonAfterEnd = sample.sinceEndMs === undefined || sample.sinceEndMs <= late;
+    if (sample.othersEnded && ms > late && soonAfterEnd) {
       this.#queued(level, sample.streaming ?? level - 1, now);
       return;
     }

@@ -88,3 +88,15 @@ Deno.test("learned slots: streams seen running at once set a floor a slow first 
   learned.observe({ level: 2, ms: 900, othersEnded: true, warm: true, streaming: 1 }, 700_001);
   assert.equal(learned.limit, 1);
 });
+
+Deno.test("learned slots: a late first byte long after the last end there is a long prompt, not a wait", () => {
+  const learned = new LearnedSlots(options);
+  for (let i = 0; i < 8; i++) learned.observe(clean(1), i);
+  // Another request ended 50 ms into a 900 ms prompt evaluation: no slot was waited for.
+  for (let i = 0; i < 3; i++) learned.observe({ ...queued(3), sinceEndMs: 850 }, 10 + i);
+  assert.equal(learned.limit, 4, "long prompts seen with ends early in them leave the figure");
+  // The same late first byte coming right after an end there: it started when that end freed a slot.
+  learned.observe({ ...queued(3), sinceEndMs: 120 }, 20);
+  learned.observe({ ...queued(3), sinceEndMs: 120 }, 21);
+  assert.equal(learned.limit, 2);
+});

@@ -36,6 +36,8 @@ export class Entry {
   discoveredSlots?: number;
   /** Requests ended there, ever: a request that ends while another waits for its first byte may have freed its slot. */
   ended = 0;
+  /** When this process last saw a request end there. */
+  lastEndedAt = -Infinity;
   /** Streamed requests past their first byte, not ended: the ones the server is running for sure. */
   streaming = 0;
   readonly residency = new Residency();
@@ -80,6 +82,7 @@ export class Entry {
       level: t.level,
       ms: now - t.startedAt,
       othersEnded: (shared ? shared.ended(t.server) : this.ended) > t.endedBefore,
+      sinceEndMs: this.lastEndedAt > t.startedAt ? now - this.lastEndedAt : undefined,
       warm: t.warm,
       streaming,
     }, now);

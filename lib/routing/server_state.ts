@@ -196,6 +196,7 @@ export class ServerState {
       } else entry.breaker.release(pass);
     }
     entry.ended++;
+    entry.lastEndedAt = now;
     if (this.#shared) {
       this.#shared.end(t.server);
       this.#shared.add(t.server, -1);
