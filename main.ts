@@ -2,8 +2,9 @@
  * @module The gateway's entry, for the runtime's two ways of running a server:
  *  - `deno run main.ts` (`deno task start`): the gateway listens itself, on `PORT`/`HOST`, with the bounds of
  *    its own listener (connections in number and in time), and opens the metrics port if configured;
- *  - `deno serve main.ts` (or `--parallel`): the default export `{ fetch }` is served by the runtime's
- *    listener, on `--port`/`--host`; in each worker of `--parallel` this module is a whole gateway.
+ *  - `deno serve -A main.ts` (or `--parallel`): the default export `{ fetch }` is served by the runtime's
+ *    listener, on `--port`/`--host`; in each worker of `--parallel` this module is a whole gateway. Which of
+ *    the two it is, the module learns from its command line (lib/http/runtime_serve.ts: hence `-A`).
  * Either way SIGINT/SIGTERM drains and writes every record before the process exits. Imported by another
  * module, it listens nowhere: the importer serves `fetch`.
  */

@@ -1,9 +1,10 @@
 /**
  * @module Whether the runtime serves this process (`deno serve`, with `--parallel` or not) rather than the
  * gateway (`deno run`, `deno task start`). Deno 2 says so nowhere a program can ask: `import.meta.main` is
- * true under both, and neither `Deno.args` nor the environment differ. The command line does, and Linux shows
- * it in /proc/self/cmdline. Elsewhere, or without read access to that file, the answer is "not served", so
- * `deno task start` keeps its own listener everywhere.
+ * true under both, neither `Deno.args` nor the environment differ, and the default export is checked only
+ * once the module has run, too late to decide whether to listen. The command line differs; Linux shows it in
+ * /proc/self/cmdline, which Deno lets a program read only with all permissions (`-A`). Without them, or on
+ * another system, the answer is "not served", so `deno run` keeps its own listener everywhere.
  */
 
 const COMMAND_LINE = "/proc/self/cmdline";
@@ -24,11 +25,12 @@ export function runtimeServe(commandLine = readCommandLine()): RuntimeServe | un
 
 function readCommandLine(): string | undefined {
   if (Deno.build.os !== "linux") return undefined;
-  // Asked first, so that a runtime without the permission does not prompt for it.
+  // Asked first, so that a runtime without read access does not prompt for it.
   if (Deno.permissions.querySync({ name: "read", path: COMMAND_LINE }).state !== "granted") return undefined;
   try {
     return Deno.readTextFileSync(COMMAND_LINE);
   } catch {
+    // NotCapable: read access is granted, but not all permissions.
     return undefined;
   }
 }
