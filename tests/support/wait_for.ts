@@ -27,6 +27,15 @@ export async function eventually<T>(
   }
 }
 
+/**
+ * Returns once the current UTC minute has at least `marginMs` left, waiting for the next one if not: a burst
+ * against a per-minute limit that straddled two minutes would meet two budgets.
+ */
+export async function clearOfMinuteEnd(marginMs = 20_000): Promise<void> {
+  const left = 60_000 - Date.now() % 60_000;
+  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 100));
+}
+
 /** `promise`'s outcome; throws, naming `what`, if it has not settled within `limitMs`. */
 export async function within<T>(what: string, promise: Promise<T>, limitMs = PATIENCE_MS): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
