@@ -11,32 +11,35 @@ async function burst(limiters: RateLimiter[], n: number, limit: number, now = T0
   return decisions.filter((d) => d.admitted).length;
 }
 
-Deno.test("200 requests at once against a limit of 10: exactly 10 admitted", async () => {
-  using kv = await Deno.openKv(":memory:");
-  assert.equal(await burst([new RateLimiter(kv)], 200, 10), 10);
-  const counter = await kv.get<Deno.KvU64>(rateCounterKey("key_a", Math.floor(T0 / 60_000)));
-  assert.equal(counter.value?.value, 10n, "every claimed slot was spent");
-});
+/**
+ * One store handle per process: two handles on one SQLite file contend as two processes do, "database is
+ * locked" included.
+ */
+const BURSTS = [
+  { processes: 1, store: "memory", limits: [10] },
+  { processes: 2, store: "file", limits: [1, 10, 37] },
+] as const;
 
-Deno.test("two processes on one store file share the limit exactly", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    // Two handles on one SQLite file contend like two processes do, "database is locked" included.
-    const a = await openStore(`${dir}/s.kv`);
-    const b = await openStore(`${dir}/s.kv`);
+for (const { processes, store, limits } of BURSTS) {
+  Deno.test(`200 requests at once over ${processes} process(es) on a ${store} store: exactly the limit admitted (${limits.join(", ")})`, async () => {
+    const dir = await Deno.makeTempDir();
+    const handles = store === "memory"
+      ? [await Deno.openKv(":memory:")]
+      : await Promise.all(Array.from({ length: processes }, () => openStore(`${dir}/s.kv`)));
     try {
-      for (const limit of [1, 10, 37]) {
+      for (const limit of limits) {
         const minute = T0 + limit * 60_000;
-        assert.equal(await burst([new RateLimiter(a), new RateLimiter(b)], 200, limit, minute), limit);
+        assert.equal(await burst(handles.map((kv) => new RateLimiter(kv)), 200, limit, minute), limit);
+        // Every slot was spent by those admitted: a process that comes later finds none left.
+        const late = await new RateLimiter(handles[0]).admit("key_a", limit, minute);
+        assert.equal(late.admitted, false, `limit ${limit}`);
       }
     } finally {
-      a.close();
-      b.close();
+      for (const kv of handles) kv.close();
+      await Deno.remove(dir, { recursive: true });
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  });
+}
 
 Deno.test("a new minute brings a new budget; headers describe the window", async () => {
   using kv = await Deno.openKv(":memory:");
