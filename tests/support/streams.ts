@@ -1,43 +1,45 @@
 /**
- * What a stream that breaks in the middle must look like to clients, whichever kind of backend broke it: the
- * Ollama and the OpenAI-compatible tests hold the gateway to the same promise, so they check it here, once.
+ * What a stream that breaks in the middle must look like to clients, whichever kind of backend broke it and
+ * whichever path the client streams on: what came before the break, then an error, never a clean finish a
+ * client could mistake for a whole answer.
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { type TestGateway, USER_HELLO } from "../harness.ts";
 import { ollamaClient, openaiClient } from "./clients.ts";
 
-const A = "/v1/chat/completions";
-
-type FormatBPath = "/v1/chat.php" | "/api/v1/chat.php";
+export type FormatBPath = "/v1/chat.php" | "/api/v1/chat.php";
+export type StreamPath = "/v1/chat/completions" | FormatBPath | "/api/chat";
 
 /**
- * Streams one chat in each format, as raw bytes, and checks that both delivered what came before the break
- * and then ended with an error, never with a clean finish a client could mistake for a whole answer. Returns
- * the format-A error event, for tests that also care what it says.
+ * Streams one chat on `path`, as raw bytes, and checks that it delivered `delivered` and then ended with an
+ * error event (format A) or error line (format B and Ollama's /api/chat) and nothing else after it. Returns
+ * the error's message.
  */
-export async function assertStreamsEndInError(
+export async function streamEndsInError(
   gw: TestGateway,
   key: string,
-  b: FormatBPath,
-  kind: string,
+  path: StreamPath,
   delivered: string[],
-): Promise<{ message: string }> {
-  const a = await (await gw.post(A, key, { messages: USER_HELLO, stream: true })).text();
-  assert.ok(!a.includes("[DONE]"), `${kind}: no clean finish`);
-  assert.ok(!a.includes('"finish_reason":"stop"'), kind);
-  assert.ok(
-    delivered.every((piece) => a.includes(`"content":${JSON.stringify(piece)}`)),
-    `${kind}: delivered what came`,
-  );
-  const lastEvent = JSON.parse(a.trimEnd().split("\n\n").at(-1)!.slice(6));
-  assert.equal(typeof lastEvent.error.message, "string", kind);
-
-  const text = await (await gw.post(b, key, { messages: USER_HELLO, stream: true })).text();
+  label: string,
+): Promise<string> {
+  const res = await gw.post(path, key, { messages: USER_HELLO, stream: true });
+  assert.equal(res.status, 200, `${label}: the stream had begun`);
+  const text = await res.text();
+  const saw = (piece: string) => text.includes(`"content":${JSON.stringify(piece)}`);
+  assert.ok(delivered.every(saw), `${label}: delivered what came before the break: ${text}`);
+  if (path === "/v1/chat/completions") {
+    assert.ok(!text.includes("[DONE]"), `${label}: no clean finish`);
+    assert.ok(!text.includes('"finish_reason":"stop"'), label);
+    const last = JSON.parse(text.trimEnd().split("\n\n").at(-1)!.slice("data: ".length));
+    assert.equal(typeof last.error?.message, "string", `${label}: ends with an error event`);
+    return last.error.message;
+  }
   const lines = text.trimEnd().split("\n").map((l) => JSON.parse(l));
-  assert.ok(lines.every((l) => l.done !== true), `${kind}: no done line`);
-  assert.equal(typeof lines.at(-1).error, "string", kind);
-  return lastEvent.error;
+  assert.ok(lines.every((l) => l.done !== true), `${label}: no done line`);
+  const last = lines.at(-1);
+  assert.equal(typeof last.error, "string", `${label}: ends with an error line`);
+  return last.error;
 }
 
 /** The official clients of both formats must raise a mid-stream error, not end as if the answer were whole. */
