@@ -71,19 +71,6 @@ Deno.test("503 with a reason and no backend address when nothing can serve", asy
   assert.match((await none.json()).error.message, /No server is available for model "not-served"/);
 });
 
-Deno.test("an image sent to a text-only model gives 503 and is not retried elsewhere", async () => {
-  await using s = await Scenario.start([{ name: "a", weight: 100 }, { name: "b" }], { random: firstFirst });
-  s.fake("a").mode = "text-only";
-  s.fake("b").mode = "text-only";
-  const key = await s.gw.key({ vision: true });
-  const img = "iVBORw0KGgo=";
-  const res = await s.gw.post(B, key, { messages: [{ role: "user", content: "see", images: [img] }] });
-  assert.equal(res.status, 503);
-  assert.equal((await res.json()).error.code, "image_not_supported");
-  assert.equal(s.fake("b").chats.length, 0);
-  assert.equal((await s.gw.post(B, key, { messages: USER_HELLO })).status, 200, "text still works");
-});
-
 Deno.test("disabled servers, servers without the model and servers outside the key's cluster are never used", async () => {
   await using s = await Scenario.start([
     { name: "off", enabled: false },
