@@ -3,7 +3,7 @@ import { KEYLESS_ROW_TTL_MS, KeylessBudget } from "./keyless_budget.ts";
 import { UsageLedger } from "./ledger.ts";
 import { listUsage } from "./history.ts";
 import { type LedgerRow, rowRecords } from "./kv_layout.ts";
-import { assertLedgerMatches, recordingStore, records, sample, storeTest } from "./test_support.ts";
+import { assertLedgerHolds, recordingStore, sample, storeTest } from "./test_support.ts";
 
 const keyless = (n = 0) =>
   sample({ keyId: undefined, user: undefined, status: "rejected", httpStatus: 401 + n });
@@ -51,8 +51,10 @@ storeTest("only key-less refusals get rows that expire, in batch rows of their o
   ];
   for (const rec of recorded) ledger.record(rec);
   await ledger.close();
-  await assertLedgerMatches(base, recorded);
+  await assertLedgerHolds(base, recorded);
   // Rows expire on their own when they hold key-less refusals, and only then; counters keep their own expiry.
+  // A week is too long to wait for, so the expiry each row was written with is what shows it: the rows and
+  // their expiry are read here, the one place a test looks at the layout.
   const rowSets = sets.filter((s) => s.key[0] === "usage");
   for (const set of rowSets) {
     const value = rowRecords((await base.get<LedgerRow>(set.key)).value!);
@@ -79,7 +81,7 @@ storeTest(
       );
     }
     await ledger.flush();
-    const stored = await records(kv, ["usage"]);
+    const stored = await listUsage(kv);
     assert.equal(stored.filter((r) => r.keyId === undefined).length, 4);
     assert.equal(stored.filter((r) => r.keyId === "key_a").length, 30);
     assert.equal(ledger.keylessSkipped, 196);

@@ -3,8 +3,8 @@
  * end up stored exactly once and every counter exact, whichever way the store misbehaved.
  */
 import assert from "node:assert/strict";
-import { UsageLedger } from "./ledger.ts";
-import { assertLedgerMatches, faultyStore, records as stored, sample, storeTest } from "./test_support.ts";
+import { listUsage, UsageLedger } from "./ledger.ts";
+import { assertLedgerHolds, faultyStore, sample, storeTest } from "./test_support.ts";
 
 const records = Array.from({ length: 30 }, (_, i) => sample({ promptTokens: i + 1, keyId: `key_${i % 3}` }));
 
@@ -16,7 +16,7 @@ storeTest("failed commits are retried without loss or double counting", async (k
   for (const rec of records) ledger.record(rec);
   await ledger.close();
   assert.deepEqual(errors, []);
-  await assertLedgerMatches(kv, records);
+  await assertLedgerHolds(kv, records);
   // 5 batches of at most 7; the "land" faults' batches needed no second commit.
   assert.equal(store.commits(), 5 + 4);
 });
@@ -28,7 +28,7 @@ storeTest("a commit that lands but reports failure is not repeated", async (kv) 
   await ledger.flush();
   ledger.record(sample({ promptTokens: 3 }));
   await ledger.close();
-  await assertLedgerMatches(kv, [sample(), sample({ promptTokens: 3 })]);
+  await assertLedgerHolds(kv, [sample(), sample({ promptTokens: 3 })]);
   assert.equal(store.commits(), 2);
 });
 
@@ -51,11 +51,11 @@ storeTest("when every attempt fails, flush() rejects and the records stay queued
     );
   }
   assert.equal(errors.length, 1);
-  assert.deepEqual(await stored(kv, ["usage"]), []);
+  assert.deepEqual(await listUsage(kv), []);
   // The store is healthy again: what was queued, and what came after, is written once.
   for (const rec of records.slice(5)) ledger.record(rec);
   await ledger.close();
-  await assertLedgerMatches(kv, records);
+  await assertLedgerHolds(kv, records);
 });
 
 Deno.test("concurrent flush() calls all resolve once their records are durable", async () => {
@@ -69,14 +69,14 @@ Deno.test("concurrent flush() calls all resolve once their records are durable",
       const seen = i + 1;
       flushes.push(
         ledger.flush().then(async () => {
-          assert.ok((await stored(kv, ["usage"])).length >= seen);
+          assert.ok((await listUsage(kv)).length >= seen);
         }),
       );
     }
   }
   await Promise.all(flushes);
   await ledger.close();
-  await assertLedgerMatches(kv, records);
+  await assertLedgerHolds(kv, records);
   kv.close();
 });
 
@@ -101,7 +101,7 @@ storeTest(
     const later = [sample({ promptTokens: 4 }), sample({ promptTokens: 8, user: "bob" })];
     for (const rec of later) ledger.record(rec);
     await ledger.close();
-    await assertLedgerMatches(base, [...first, ...later]);
+    await assertLedgerHolds(base, [...first, ...later]);
     assert.equal(store.commits(), 3, "the landed batch is found by its marker, the later one written once");
   },
 );
