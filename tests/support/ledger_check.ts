@@ -1,45 +1,53 @@
 /**
- * Reading a gateway's store file back after the process is gone, and checking what the ledger promises: every
- * record's rows and its counter increments were committed together, so the day, week and month token counters
- * of each key and user equal the sums of their records exactly, and the per-key index holds the same rows.
+ * Reading a gateway's store file back after the process is gone, the way `deno task admin usage` and the
+ * quotas read it (`listUsage`, `readTotals`), and checking what the ledger promises: every record's row and
+ * its counter increments were committed together, so the day, week and month totals of each key and user
+ * equal the sums of their records exactly, and a key's own listing holds exactly its records. How rows,
+ * index and counters are laid out is the ledger's business (lib/usage/kv_layout.ts).
  */
 import assert from "node:assert/strict";
-import { PERIOD_NAMES, periodKeys, type UsageRecord } from "../../lib/usage/mod.ts";
-import { type IndexRow, type LedgerRow, rowRecords } from "../../lib/usage/kv_layout.ts";
+import { listUsage, PERIOD_NAMES, periodKeys, readTotals, type UsageRecord } from "../../lib/usage/mod.ts";
+
+/** More than any test writes: a listing this long is the whole ledger. */
+const ALL = 1_000_000;
 
 export interface StoredLedger {
-  /** Records by `rowId/place` (a batch row holds many, in order). */
+  /** Every record, oldest first, by its place in that listing. */
   records: Map<string, UsageRecord>;
-  /** Per-key index rows: `keyId/rowId` → the places of that key's records in the row. */
-  index: Map<string, number[]>;
-  /** Token counters: `scope/owner/period` → tokens. */
+  /** Each key's own listing, as a key filter reads it. */
+  byKey: Map<string, UsageRecord[]>;
+  /**
+   * Token totals as the quotas read them, `scope/owner/period` → tokens, for every period one of the owner's
+   * records fell in; periods with no tokens are left out.
+   */
   counters: Map<string, number>;
-  /** Rate counters: `keyId/minute` → slots claimed. */
-  rate: Map<string, number>;
 }
 
-/** Opens the store file (no gateway may be running on it) and reads every usage row and counter. */
+/** Opens the store file (no gateway may be running on it) and reads every record and the totals they touch. */
 export async function readLedger(path: string): Promise<StoredLedger> {
   const kv = await Deno.openKv(path);
   try {
+    const all = await listUsage(kv, { limit: ALL });
     const ledger: StoredLedger = {
-      records: new Map(),
-      index: new Map(),
+      records: new Map(all.map((rec, i) => [String(i), rec])),
+      byKey: new Map(),
       counters: new Map(),
-      rate: new Map(),
     };
-    for await (const e of kv.list<LedgerRow>({ prefix: ["usage"] })) {
-      rowRecords(e.value).forEach((rec, place) => ledger.records.set(`${String(e.key[1])}/${place}`, rec));
+    for (const keyId of new Set(all.flatMap((r) => r.keyId ?? []))) {
+      ledger.byKey.set(keyId, await listUsage(kv, { keyId, limit: ALL }));
     }
-    for await (const e of kv.list<IndexRow>({ prefix: ["usage_by_key"] })) {
-      assert.ok(e.value instanceof Uint8Array, "index rows of batches name places");
-      ledger.index.set(e.key.slice(1).join("/"), [...e.value]);
-    }
-    for await (const e of kv.list<Deno.KvU64>({ prefix: ["tokens"] })) {
-      ledger.counters.set(e.key.slice(1).join("/"), Number(e.value.value));
-    }
-    for await (const e of kv.list<Deno.KvU64>({ prefix: ["rate"] })) {
-      ledger.rate.set(e.key.slice(1).join("/"), Number(e.value.value));
+    for (const scope of ["key", "user"] as const) {
+      const owners = Map.groupBy(all, (r) => scope === "key" ? r.keyId : r.user);
+      for (const [owner, own] of owners) {
+        if (owner === undefined) continue;
+        for (const time of new Set(own.map((r) => r.time))) {
+          const totals = await readTotals(kv, scope, owner, new Date(time));
+          const labels = periodKeys(new Date(time));
+          for (const name of PERIOD_NAMES) {
+            if (totals[name] > 0) ledger.counters.set(`${scope}/${owner}/${labels[name]}`, totals[name]);
+          }
+        }
+      }
     }
     return ledger;
   } finally {
@@ -47,7 +55,7 @@ export async function readLedger(path: string): Promise<StoredLedger> {
   }
 }
 
-/** The counters the records add up to, keyed like `StoredLedger.counters`. */
+/** The totals the records add up to, keyed like `StoredLedger.counters`. */
 export function countersFromRecords(records: Iterable<UsageRecord>): Map<string, number> {
   const sums = new Map<string, number>();
   for (const rec of records) {
@@ -68,24 +76,14 @@ export function countersFromRecords(records: Iterable<UsageRecord>): Map<string,
 const sorted = (map: Map<string, number>) =>
   Object.fromEntries([...map].sort(([a], [b]) => a.localeCompare(b)));
 
-/**
- * Counters equal the sums of the records, and the per-key index names exactly the keyed records: one index
- * row per key of a batch row, with the places of that key's records in it.
- */
+const canon = (list: UsageRecord[]) => list.map((r) => JSON.stringify(r)).sort();
+
+/** Totals equal the sums of the records, and each key's listing holds exactly the records of that key. */
 export function assertLedgerConsistent(ledger: StoredLedger): void {
   assert.deepEqual(sorted(ledger.counters), sorted(countersFromRecords(ledger.records.values())));
-  const expected = new Map<string, number[]>();
-  for (const [id, rec] of ledger.records) {
-    if (rec.keyId === undefined) continue;
-    const [row, place] = id.split("/");
-    const key = `${rec.keyId}/${row}`;
-    expected.set(key, [...expected.get(key) ?? [], Number(place)]);
+  for (const [keyId, listed] of ledger.byKey) {
+    assert.deepEqual(canon(listed), canon(recordsOf(ledger, keyId)), `the listing of ${keyId}`);
   }
-  assert.deepEqual(
-    Object.fromEntries([...ledger.index].sort()),
-    Object.fromEntries([...expected].sort()),
-    "one index row per key of a batch, naming exactly its records",
-  );
 }
 
 /** The records of one key. */
