@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ClientClosed, ShuttingDown } from "../errors.ts";
 import type { ServerRecord } from "../store/records.ts";
 import type { Candidate } from "./candidates.ts";
+import { dispatch } from "./dispatch.ts";
 import { type Route, Scheduler } from "./scheduler.ts";
 import { ServerState, type Ticket } from "./server_state.ts";
 import type { Priority } from "./wait_queue.ts";
@@ -31,23 +32,24 @@ function setup() {
   const candidates = (): Candidate[] => [{ server, model: server.models[0] }];
   const served: string[] = [];
   let ticket: Ticket | undefined;
-  /** Sends one request; once admitted it takes the slot as dispatch would, and notes its name. */
-  const send = (name: string, priority: Priority) => {
-    const routed = Promise.resolve(
-      scheduler.place("m1", candidates(), [{ role: "user", content: name }], priority),
-    );
-    return routed.then((route: Route) => {
-      assert.equal(route.candidates[0].reserved, true);
-      ticket = state.begin("s", "m1", true);
-      served.push(name);
-    });
+  /** Starts a request on its route as the pipeline does: failover over the route's candidates. */
+  const begin = async (route: Route) => {
+    const attempt = await dispatch("m1", route.candidates, state, () => Promise.resolve());
+    route.served(attempt.candidate);
+    return attempt.ticket;
+  };
+  /** Sends one request; once admitted it begins on its route, and its name is noted. */
+  const send = async (name: string, priority: Priority) => {
+    const route = await scheduler.place("m1", candidates(), [{ role: "user", content: name }], priority);
+    ticket = await begin(route);
+    served.push(name);
   };
   /** Ends the running request, so the next in line gets the slot. */
   const finish = async () => {
     state.finish(ticket!, "ok");
     await new Promise((r) => setTimeout(r, 0));
   };
-  return { clock, state, scheduler, send, finish, served, candidates };
+  return { clock, state, scheduler, send, begin, finish, served, candidates };
 }
 
 Deno.test("wait queue: a freed slot goes to high, then normal, then low priority", async () => {
@@ -80,12 +82,23 @@ Deno.test("wait queue: low priority is never starved: a high request overtakes i
 });
 
 Deno.test("scheduler: a request goes straight to a free slot and holds it until it begins, so nobody takes it in between", async () => {
-  const { state, scheduler, send, served } = setup();
-  await send("first", "normal");
-  assert.equal(state.load("s"), 1);
-  send("second", "normal");
-  assert.equal(scheduler.figures()[0]?.depth, 1, "the slot was taken: the second waits");
-  assert.deepEqual(served, ["first"]);
+  const { state, scheduler, begin, candidates } = setup();
+  const hello = [{ role: "user" as const, content: "hi" }];
+  const first = await scheduler.place("m1", candidates(), hello);
+  // Between being placed and beginning (the pipeline still has work to do), the slot is first's.
+  let secondPlaced = false;
+  const second = Promise.resolve(scheduler.place("m1", candidates(), hello)).then((route) => {
+    secondPlaced = true;
+    return route;
+  });
+  assert.equal(scheduler.figures()[0]?.depth, 1, "the slot is held: the second waits");
+  const ticket = await begin(first);
+  assert.ok(ticket, "the first begins where it was placed");
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(secondPlaced, false, "and the second still waits while the first runs");
+  state.finish(ticket, "ok");
+  await begin(await second);
+  assert.deepEqual(scheduler.figures(), []);
   scheduler.close();
 });
 
@@ -108,8 +121,8 @@ Deno.test("scheduler: a wait ended by the stopping gateway says shutting_down, o
   scheduler.close();
 });
 
-Deno.test("scheduler: a freed slot goes first to a conversation cached there, but overtaking is bounded: twice, then the one overtaken goes", async () => {
-  const { state, scheduler, candidates } = setup();
+Deno.test("scheduler: a freed slot goes first to a conversation cached there, but a waiter overtaken twice goes next", async () => {
+  const { state, scheduler, candidates, begin } = setup();
   const order: string[] = [];
   const turn1 = (c: string) => [{ role: "user" as const, content: `conversation ${c}` }];
   const turn2 = (c: string) => [
@@ -117,26 +130,24 @@ Deno.test("scheduler: a freed slot goes first to a conversation cached there, bu
     { role: "assistant" as const, content: "an answer" },
     { role: "user" as const, content: "go on" },
   ];
-  // Three conversations had their first turn served on "s".
-  for (const c of ["a", "b", "c"]) {
-    const route = await scheduler.place("m1", candidates(), turn1(c));
-    const ticket = state.begin("s", "m1", true)!;
-    route.served(route.candidates[0]);
-    state.finish(ticket, "ok");
+  // Four conversations had their first turn served on "s".
+  const cached = ["a", "b", "c", "d"];
+  for (const c of cached) {
+    state.finish(await begin(await scheduler.place("m1", candidates(), turn1(c))), "ok");
   }
-  let running = state.begin("s", "m1", false)!;
-  const send = (name: string, messages: { role: "user" | "assistant"; content: string }[]) =>
-    Promise.resolve(scheduler.place("m1", candidates(), messages)).then(() => {
-      running = state.begin("s", "m1", true)!;
-      order.push(name);
-    });
+  let running = await begin(await scheduler.place("m1", candidates(), turn1("first")));
+  const send = async (name: string, messages: { role: "user" | "assistant"; content: string }[]) => {
+    running = await begin(await scheduler.place("m1", candidates(), messages));
+    order.push(name);
+  };
   send("new", turn1("new"));
-  for (const c of ["a", "b", "c"]) send(`${c} again`, turn2(c));
-  assert.equal(scheduler.figures()[0].depth, 4);
-  for (let i = 0; i < 4; i++) {
+  for (const c of cached) send(`${c} again`, turn2(c));
+  assert.equal(scheduler.figures()[0].depth, 5);
+  for (let i = 0; i < 5; i++) {
     state.finish(running, "ok");
     await new Promise((r) => setTimeout(r, 0));
   }
-  assert.deepEqual(order, ["a again", "b again", "new", "c again"]);
+  // As the README puts it: cached conversations go first, and a waiter overtaken twice that way goes next.
+  assert.deepEqual(order, ["a again", "b again", "new", "c again", "d again"]);
   scheduler.close();
 });
