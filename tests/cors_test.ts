@@ -1,40 +1,13 @@
 /**
- * CORS over plain HTTP: what a preflight and a real request's answer say, for keys with and without a
- * domain list, for refusals, and with admin-configured origins. tests/browser_cors_test.ts shows a real
- * browser obeying it.
+ * CORS decisions over plain HTTP: which origins may read an answer, for keys with and without a domain list
+ * (wildcards and ports), for refusals, and with admin-configured origins. What every public path answers to a
+ * preflight, and that its answers follow these rules, is tests/public_paths_test.ts; a real browser obeying
+ * them, tests/browser_cors_test.ts.
  */
 import assert from "node:assert/strict";
 import { Scenario } from "./harness.ts";
 
 const HELLO = { model: "x", messages: [{ role: "user", content: "hi" }] };
-
-function preflight(url: string, origin: string) {
-  return fetch(url, {
-    method: "OPTIONS",
-    headers: {
-      Origin: origin,
-      "Access-Control-Request-Method": "POST",
-      "Access-Control-Request-Headers": "authorization, content-type",
-    },
-  });
-}
-
-Deno.test("preflights on client paths allow the method and headers and reveal nothing of keys", async () => {
-  await using s = await Scenario.start();
-  for (const path of ["/v1/chat/completions", "/api/chat", "/v1/chat.php", "/api/tags", "/v1/models/m1"]) {
-    const res = await preflight(`${s.gw.url}${path}`, "https://app.example.com");
-    assert.equal(res.status, 204, path);
-    assert.equal(res.headers.get("access-control-allow-origin"), "https://app.example.com");
-    assert.equal(res.headers.get("access-control-allow-headers"), "authorization, content-type");
-    assert.ok(res.headers.get("access-control-allow-methods"), path);
-    assert.equal(res.headers.get("access-control-allow-credentials"), null);
-    assert.equal(await res.text(), "");
-  }
-  const admin = await preflight(`${s.gw.url}/admin/status`, "https://app.example.com");
-  assert.equal(admin.status, 405, "the admin side is not for other sites");
-  assert.equal(admin.headers.get("access-control-allow-origin"), null);
-  await admin.body?.cancel();
-});
 
 Deno.test("a key's domain list decides which origin may read its answers, refusals included", async () => {
   await using s = await Scenario.start();
