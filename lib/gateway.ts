@@ -122,6 +122,7 @@ export class Gateway {
   async #stop(): Promise<void> {
     for (const listening of this.#listening) listening.close();
     await this.drain.stop();
+    for (const listening of this.#listening) listening.closeIdle?.();
     // Scrapes go on during the drain; the figures are final now.
     this.#metrics?.close();
     try {

@@ -55,6 +55,12 @@ export interface Listening {
   stats?: () => ConnectionStats;
   /** Stops accepting; open connections are left to finish (the caller's drain bounds them). */
   close(): void;
+  /**
+   * Ends every connection with no request running. Once the drain is done, a client that sends another
+   * request on its kept-alive connection would be answered while the last records are being written, and
+   * that request's record could be lost; ended, the connection sends it elsewhere.
+   */
+  closeIdle?(): void;
 }
 
 import { SecretMemo } from "../auth/secret_memo.ts";
@@ -245,6 +251,16 @@ function ownListener(
     }
   })();
 
+  // The runtime's own listener on a connection its client has just closed throws BadResource from inside the
+  // abort, which would otherwise end the process (or the worker) at the moment it is draining.
+  const closeIdle = () => {
+    globalThis.addEventListener("error", ignoreClosedConnection);
+    try {
+      for (const conn of open) if (conn.active === 0) conn.abort.abort();
+    } finally {
+      globalThis.removeEventListener("error", ignoreClosedConnection);
+    }
+  };
   return {
     addr: listener.addr as Deno.NetAddr,
     stats: () => ({ ...stats, open: open.size, closed: { ...stats.closed } }),
@@ -253,16 +269,10 @@ function ownListener(
       clearInterval(sweep);
       slotFreed?.();
       listener.close();
-      // Idle connections have nothing left to finish; a client on one learns at once to go elsewhere. The
-      // runtime's own listener on a connection its client has just closed throws BadResource from inside the
-      // abort, which would otherwise end the process (or the worker) at the moment it is draining.
-      globalThis.addEventListener("error", ignoreClosedConnection);
-      try {
-        for (const conn of open) if (conn.active === 0) conn.abort.abort();
-      } finally {
-        globalThis.removeEventListener("error", ignoreClosedConnection);
-      }
+      // Idle connections have nothing left to finish; a client on one learns at once to go elsewhere.
+      closeIdle();
     },
+    closeIdle,
   };
 }
 
