@@ -18,6 +18,10 @@
  *   steady state costs one commit per hundred-odd requests. Headroom left unused when the minute ends is
  *   lost: at most 1% of L per process goes unserved, which is the price of keeping commits off the hot path.
  * - A lowered limit takes effect at once: slots claimed under the old limit are dropped.
+ * - A request admitted here and then refused by a later check of the policy (a token quota, a concurrency
+ *   limit) gives its slot back (`giveBack`), in memory: the slot stays claimed by this process, whose next
+ *   request of the key takes it, so the store is not written again. Another process sharing the store does
+ *   not see it, as with headroom: it finds the counter as the claims left it.
  * - `remaining` is as this process last saw the counter; other processes may have spent some since.
  */
 import { StoreUnavailable } from "../errors.ts";
@@ -72,6 +76,16 @@ export class RateLimiter {
     return w.spent < w.claimed || w.exhausted
       ? decide(w, limit, minute)
       : this.#admitAfterClaims(keyId, w, limit, minute);
+  }
+
+  /**
+   * Takes back the slot spent by a request of `keyId` admitted at `now` under `limit` and then refused by a
+   * later check, so that a refusal for something else costs no rate-limit slot. Only within the minute and
+   * limit it was spent under: once either changed, that slot counts for nothing now.
+   */
+  giveBack(keyId: string, limit: number, now: number): void {
+    const w = this.#windows.get(keyId);
+    if (w && w.minute === Math.floor(now / MINUTE_MS) && w.limit === limit && w.spent > 0) w.spent--;
   }
 
   async #admitAfterClaims(keyId: string, w: KeyWindow, limit: number, minute: number): Promise<RateDecision> {

@@ -75,3 +75,23 @@ Deno.test("a lowered limit binds at once; headroom claimed under the old one is 
   assert.equal((await limiter.admit("key_a", 5, T0)).admitted, false, "5 already admitted this minute");
   assert.equal((await limiter.admit("key_a", 10_000, T0)).admitted, true);
 });
+
+Deno.test("a slot given back by a later refusal is the key's next request's, within its minute and limit only", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const limiter = new RateLimiter(kv);
+  for (let i = 0; i < 3; i++) assert.ok((await limiter.admit("key_a", 3, T0)).admitted);
+  assert.equal((await limiter.admit("key_a", 3, T0)).admitted, false);
+  limiter.giveBack("key_a", 3, T0);
+  const again = await limiter.admit("key_a", 3, T0 + 1000);
+  assert.deepEqual([again.admitted, again.remaining], [true, 0]);
+  assert.equal((await limiter.admit("key_a", 3, T0)).admitted, false, "one slot given back, one taken");
+  const counter = await kv.get<Deno.KvU64>(rateCounterKey("key_a", Math.floor(T0 / 60_000)));
+  assert.equal(counter.value!.value, 3n, "never more than the limit claimed");
+
+  limiter.giveBack("key_a", 2, T0);
+  assert.equal((await limiter.admit("key_a", 3, T0)).admitted, false, "spent under another limit");
+  assert.ok((await limiter.admit("key_a", 3, T0 + 60_000)).admitted);
+  limiter.giveBack("key_a", 3, T0);
+  for (let i = 0; i < 2; i++) assert.ok((await limiter.admit("key_a", 3, T0 + 60_000)).admitted);
+  assert.equal((await limiter.admit("key_a", 3, T0 + 60_000)).admitted, false, "spent in a minute now over");
+});
