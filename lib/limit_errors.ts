@@ -1,6 +1,13 @@
 /**
  * @module The refusals of a limit: the key's rate, a token quota, a concurrency limit, a model's full or
- * too-long wait queue. Each tells the client when to try again (`Retry-After`) in its headers.
+ * too-long wait queue. Each names the limit and when it lifts, and tells the client when to try again
+ * (`Retry-After`, seconds).
+ *
+ * A token quota used up until its period ends also says `x-should-retry: false`, the header the official
+ * OpenAI and Anthropic clients obey before their own rules. Without it they retry every 429: the OpenAI client
+ * of version 6 first sleeps the whole `Retry-After` (hours, for a daily quota), later ones retry at once
+ * when it is over a minute; neither can succeed before the reset. The other refusals leave the header out: the
+ * clients' default, retrying a 429 or 5xx after `Retry-After` and no other 4xx, is right for each of them.
  */
 import { GatewayError } from "./gateway_error.ts";
 
@@ -15,9 +22,9 @@ export class RateLimited extends GatewayError {
     super(
       429,
       "rate_limited",
-      `Rate limit of ${limit} requests per minute reached for this API key; try again in ${
-        secondsUntil(resetAt, now)
-      } s`,
+      `Rate limit of ${limit} requests per minute of this API key is reached; it resets at ${
+        new Date(resetAt).toISOString()
+      }, try again in ${secondsUntil(resetAt, now)} s`,
     );
   }
   override headers(): Record<string, string> {
@@ -37,13 +44,20 @@ export function rateLimitHeaders(limit: number, remaining: number, resetAt: numb
   };
 }
 
-/** A daily, weekly or monthly token cap of the key or of its user is used up. */
+/**
+ * A daily, weekly or monthly token cap of the key or of its user has too little left. `untilReset`: nothing
+ * but the cap's period ending can help, so clients are told not to retry; otherwise requests in progress may
+ * leave room as they end, and `resetAt` is soon.
+ */
 export class QuotaExceeded extends GatewayError {
-  constructor(message: string, readonly resetAt: number, readonly now: number) {
+  constructor(message: string, readonly resetAt: number, readonly now: number, readonly untilReset = true) {
     super(429, "quota_exceeded", message);
   }
   override headers(): Record<string, string> {
-    return { "Retry-After": String(secondsUntil(this.resetAt, this.now)) };
+    const retryAfter = String(secondsUntil(this.resetAt, this.now));
+    return this.untilReset
+      ? { "Retry-After": retryAfter, "x-should-retry": "false" }
+      : { "Retry-After": retryAfter };
   }
 }
 
@@ -53,7 +67,8 @@ export class ConcurrencyLimited extends GatewayError {
     super(
       429,
       "concurrency_limit",
-      `${owner} already has ${limit} request(s) in progress, its limit; try again when one has ended`,
+      `${owner} already has ${limit} request(s) in progress, its concurrency limit; a place frees when one ` +
+        "of them ends, try again in 1 s",
     );
   }
   override headers(): Record<string, string> {
@@ -68,7 +83,7 @@ export class QueueFull extends GatewayError {
     super(
       429,
       "queue_full",
-      `Every server for model "${model}" is busy and the wait queue is full; try again`,
+      `Every server for model "${model}" is busy and the wait queue is full; try again in ${retryAfterS} s`,
     );
   }
   override headers(): Record<string, string> {
@@ -82,7 +97,8 @@ export class QueueTimeout extends GatewayError {
     super(
       503,
       "queue_timeout",
-      `Every server for model "${model}" stayed busy for the ${waitedMs} ms this request waited; try again`,
+      `Every server for model "${model}" stayed busy for the ${waitedMs} ms this request waited; ` +
+        `try again in ${retryAfterS} s`,
     );
   }
   override headers(): Record<string, string> {

@@ -1,10 +1,14 @@
 /**
  * @module Policy: what an authenticated key may do right now. The checks run in the spec's order (expiry,
- * IP, referrer domain, rate limit, quotas), cheapest first, so a request refused for where it came from never
- * spends a rate-limit slot. `admit` decides all that can be decided before the body is read; `reserve`, once
- * the request is shaped, holds what it can cost against the token quotas and takes its place under the
- * concurrency limits (`reservations.ts`). Knows keys, users and the store's counters; of a request only what
- * it can cost, nothing of backends.
+ * IP, referrer domain, rate limit, quotas), cheapest first, with one exception: a token quota this process
+ * already knows to be used up refuses before the rate limit, since knowing it costs nothing. So a request
+ * refused for where it came from or for a quota never spends a rate-limit slot, and one refused by `reserve`
+ * (a quota, a concurrency limit, a store that cannot tell) gives back the slot `admit` spent for it: the rate
+ * limit counts the requests it let through, and a client refused for its quota is not told next that its
+ * rate is spent. `admit` decides all that can be decided before the body is read; `reserve`, once the request
+ * is shaped, holds what it can cost against the token quotas and takes its place under the concurrency limits
+ * (`reservations.ts`). Knows keys, users and the store's counters; of a request only what it can cost,
+ * nothing of backends.
  */
 import { KeyExpired, RateLimited, rateLimitHeaders } from "../errors.ts";
 import type { ChatRequest } from "../chat/types.ts";
@@ -45,6 +49,11 @@ export interface Caller {
 
 const NO_HEADERS: Record<string, string> = {};
 
+function afterRate(rate: RateDecision, now: number): Record<string, string> {
+  if (!rate.admitted) throw new RateLimited(rate.limit, rate.resetAt, now);
+  return rateLimitHeaders(rate.limit, rate.remaining, rate.resetAt);
+}
+
 export class Policy {
   readonly #trusted: RangeList;
   readonly #rate: RateLimiter;
@@ -74,21 +83,10 @@ export class Policy {
     now: number,
   ): Record<string, string> | Promise<Record<string, string>> {
     this.checkAccess(key, caller, now);
-    if (key.rpm === undefined) return this.#enforceQuotas(key, now, NO_HEADERS);
-    const rate = this.#rate.admit(key.id, key.rpm, now);
-    return rate instanceof Promise
-      ? rate.then((decided) => this.#afterRate(key, decided, now))
-      : this.#afterRate(key, rate, now);
-  }
-
-  #afterRate(key: KeyRecord, rate: RateDecision, now: number) {
-    if (!rate.admitted) throw new RateLimited(rate.limit, rate.resetAt, now);
-    return this.#enforceQuotas(key, now, rateLimitHeaders(rate.limit, rate.remaining, rate.resetAt));
-  }
-
-  #enforceQuotas(key: KeyRecord, now: number, headers: Record<string, string>) {
     this.#quotas.enforce(key, this.#userOf(key), now);
-    return headers;
+    if (key.rpm === undefined) return NO_HEADERS;
+    const rate = this.#rate.admit(key.id, key.rpm, now);
+    return rate instanceof Promise ? rate.then((decided) => afterRate(decided, now)) : afterRate(rate, now);
   }
 
   #userOf(key: KeyRecord): UserRecord | undefined {
@@ -100,6 +98,7 @@ export class Policy {
    * its place under their concurrency limits; throws the refusal (429, or 503 when the store cannot tell).
    * Where a quota bounds the request's output, the request's `numPredict` is lowered to what was reserved.
    * Undefined at once for a key and user without such limits; otherwise the hold its account settles.
+   * `now` is the instant `admit` was given: a refusal gives back the rate-limit slot taken then.
    */
   reserve(key: KeyRecord, request: ChatRequest, now: number): Hold | undefined | Promise<Hold> {
     const limits = limitsOf(key, this.#userOf(key), now);
@@ -111,7 +110,13 @@ export class Policy {
       return hold;
     };
     const held = this.#reservations.reserve(key.id, asked);
-    return held instanceof Promise ? held.then(fit) : fit(held);
+    if (!(held instanceof Promise)) return fit(held);
+    const rpm = key.rpm;
+    if (rpm === undefined) return held.then(fit);
+    return held.then(fit, (refusal) => {
+      this.#rate.giveBack(key.id, rpm, now);
+      throw refusal;
+    });
   }
 
   /**

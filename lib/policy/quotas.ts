@@ -5,8 +5,9 @@
  *
  * Holding them under concurrency is the reservations' work (`reservations.ts`). Here is the one check that
  * needs no store: a cap whose settled total this process already knows to have reached it (its own ledger's
- * commits tell it, `LiveTotals`) refuses at once, before the body is read. A settled total only grows within
- * its period, so what is known of it is never too high.
+ * commits tell it, `LiveTotals`) refuses at once, before the body is read and before the rate limit, so the
+ * refusal spends no rate-limit slot. A settled total only grows within its period, so what is known of it is
+ * never too high.
  */
 import { QuotaExceeded } from "../errors.ts";
 import type { KeyRecord, OwnerLimits, UserRecord } from "../store/records.ts";
@@ -140,12 +141,14 @@ export function tooLittleLeft(
 ): QuotaExceeded {
   const reset = resetOf(cap, now);
   const held = inProgress > 0 ? ` (requests in progress hold ${inProgress})` : "";
+  const sooner = inProgress > 0 ? "; requests in progress may leave room as they end, try again in 1 s" : "";
   return new QuotaExceeded(
     `${PERIOD_WORD[cap.period]} token quota of ${cap.owner} has ${Math.max(0, left)} of ${cap.cap} tokens ` +
       `left${held}, too few for this request, whose prompt alone is about ${prompt} tokens; ` +
-      `it resets at ${reset.text}`,
+      `it resets at ${reset.text}${sooner}`,
     inProgress > 0 ? now + 1000 : reset.at,
     now,
+    inProgress === 0,
   );
 }
 

@@ -28,7 +28,7 @@
  *
  * The per-minute rate limit stays a separate, earlier check: its slots are claimed ahead in memory so that it
  * costs no store round trip, and it refuses before the body is read, while a reservation needs the shaped
- * request; a request refused here has spent its rate-limit slot, as one refused by a quota always did.
+ * request; a request refused here gives its rate-limit slot back, in memory (`mod.ts`).
  */
 import { StoreUnavailable } from "../errors.ts";
 import { type Ask, Decisions, Hold, type HoldPart, storeFailure, type Waiting } from "./decision.ts";

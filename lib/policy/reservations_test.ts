@@ -159,11 +159,13 @@ storeTest(
       /Daily token quota of this API key has 10 of 100 tokens left \(requests in progress/,
     );
     assert.equal(busy.headers()["Retry-After"], "1", "a request in progress may give some back");
+    assert.equal(busy.headers()["x-should-retry"], undefined, "so a client's retry may succeed");
     p.end(hold, k, 100);
     await p.reservations.idle();
     const spent = await p.ask(k, 10).then(() => undefined, (e) => e);
     assert.match(spent.message, /Daily token quota of this API key is used up \(100 of 100 tokens\)/);
     assert.equal(spent.headers()["Retry-After"], String(12 * 3600));
+    assert.equal(spent.headers()["x-should-retry"], "false", "nothing but the reset helps");
     await p.close();
   },
 );
