@@ -82,6 +82,13 @@ export interface FakeBackend {
   probeFault?: "hang" | "error";
   /** Requests received per path, chat and probes alike. */
   readonly hits: Map<string, number>;
+  /** Chats run at once, the rest waiting in arrival order; unset, no limit. */
+  slots?: number;
+  /** Pause before a chat's answer begins, once it has a slot, ms. */
+  firstByteDelayMs: number;
+  /** Chats being answered now, and waiting for a slot. */
+  readonly running: number;
+  readonly waiting: number;
   /** Stable across pause() and resume(). */
   readonly url: string;
   readonly paused: boolean;

@@ -1,8 +1,8 @@
 /**
  * What the fake backends share beyond their wire format: the scripting and counters of FakeBackend, the
- * record of requests, the loopback server they listen on, the fault modes that answer alike in any format, and
- * the rules of a streamed answer (chunk delay, where a stream fault strikes, what counts as sent, completed or
- * cancelled). Kept in one place so that `streamFault.after` or `streamsCancelled` cannot come to mean one
+ * record of requests, the loopback server they listen on, slots with a FIFO and a time to first byte, the fault
+ * modes that answer alike in any format, and the rules of a streamed answer (chunk delay, where a stream fault
+ * strikes, what counts as sent, completed or cancelled). Kept in one place so that `streamFault.after` or `streamsCancelled` cannot come to mean one
  * thing for one fake and another for the other; each fake only says how its server puts things on the wire.
  */
 import type { FakeMode, ReceivedChat, ScriptedBody, ScriptedReply, StreamFault } from "./fake_backend.ts";
@@ -31,7 +31,30 @@ export interface StreamPlan {
 
 const FLOOD_PIECE = new TextEncoder().encode("a".repeat(64 * 1024));
 
-export abstract class FakeBackendBase {
+/**
+ * None by default. A warm server's few ms would be truer, but many tests send hundreds of chats one after
+ * another: 3 ms made the in-process tests half as slow again (65 s to 104 s), 1 ms 40 % slower, and the
+ * benches that use a fake as their fast backend would measure it. A test that needs the pause sets it.
+ */
+export const DEFAULT_FIRST_BYTE_MS = 0;
+
+/** Waits `ms`; false when `signal` aborted first. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
+      resolve(true);
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener("abort", stop, { once: true });
+  });
+}
+
+export abstract class FakeBackendBase implements AsyncDisposable {
   mode: FakeMode = "ok";
   /** Answer for each chat; defaults to a greeting naming this server. */
   reply: (body: Json) => ScriptedReply = () => ({ content: `Hello from ${this.name}` });
@@ -56,6 +79,18 @@ export abstract class FakeBackendBase {
   probeFault?: "hang" | "error";
   /** Requests received per path, chat and probes alike. */
   readonly hits = new Map<string, number>();
+  /**
+   * Chats run at once; the rest wait in arrival order, as OLLAMA_NUM_PARALLEL and vLLM's --max-num-seqs make
+   * them. Unset: no limit.
+   */
+  slots?: number;
+  /** Pause before a chat's answer begins, once it has a slot, ms: the server's own time to first byte. */
+  firstByteDelayMs = DEFAULT_FIRST_BYTE_MS;
+  /** Most chats ever running at once, and most ever held (running and waiting for a slot). */
+  peakRunning = 0;
+  peakHeld = 0;
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
   readonly #net = new LoopbackServer((req) => this.#route(req));
   readonly #chatPath: string;
 
@@ -71,6 +106,16 @@ export abstract class FakeBackendBase {
     return this.#net.paused;
   }
 
+  /** Chats being answered now: from their slot until their answer's last byte is taken or the client left. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Chats waiting for a slot. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   get chats(): ReceivedChat[] {
     return this.received.filter((r) => r.path === this.#chatPath);
   }
@@ -84,6 +129,10 @@ export abstract class FakeBackendBase {
 
   close(): Promise<void> {
     return this.#net.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /** Stops listening: connections are refused until `resume()`. Hanging answers are let go first. */
@@ -105,6 +154,87 @@ export abstract class FakeBackendBase {
 
   protected hang(signal: AbortSignal): Promise<Response> {
     return this.#net.hang(signal);
+  }
+
+  /**
+   * Answers one chat as a server with slots does: waits for a free slot (499 if the client leaves first),
+   * pauses `firstByteDelayMs`, then answers, holding the slot until the answer's last byte is taken or the
+   * client leaves; `released` is called then.
+   */
+  protected async inSlot(
+    signal: AbortSignal,
+    answer: () => Response | Promise<Response>,
+    released?: () => void,
+  ): Promise<Response> {
+    if (!await this.#slot(signal)) return new Response(null, { status: 499 });
+    let done = false;
+    const release = () => {
+      if (done) return;
+      done = true;
+      this.#running--;
+      this.#waiting.shift()?.();
+      released?.();
+    };
+    try {
+      if (this.firstByteDelayMs > 0 && !await pause(this.firstByteDelayMs, signal)) {
+        release();
+        return new Response(null, { status: 499 });
+      }
+      const res = await answer();
+      if (!res.body || !res.ok) {
+        release();
+        return res;
+      }
+      const reader = res.body.getReader();
+      const held = new ReadableStream<Uint8Array>({
+        pull: async (controller) => {
+          const { done, value } = await reader.read().catch((error) => {
+            release();
+            throw error;
+          });
+          if (done) {
+            release();
+            controller.close();
+          } else controller.enqueue(value);
+        },
+        cancel: (reason) => {
+          release();
+          return reader.cancel(reason);
+        },
+      }, { highWaterMark: 0 });
+      return new Response(held, { status: res.status, headers: res.headers });
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** Waits for a free slot (or none, without a limit); false when the client left while waiting. */
+  #slot(signal: AbortSignal): Promise<boolean> {
+    this.peakHeld = Math.max(this.peakHeld, this.#running + this.#waiting.length + 1);
+    if (this.slots === undefined || (this.#running < this.slots && !this.#waiting.length)) {
+      this.#took();
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const go = () => {
+        signal.removeEventListener("abort", leave);
+        this.#took();
+        resolve(true);
+      };
+      const leave = () => {
+        const i = this.#waiting.indexOf(go);
+        if (i >= 0) this.#waiting.splice(i, 1);
+        resolve(false);
+      };
+      signal.addEventListener("abort", leave, { once: true });
+      this.#waiting.push(go);
+    });
+  }
+
+  #took(): void {
+    this.#running++;
+    this.peakRunning = Math.max(this.peakRunning, this.#running);
   }
 
   /** The answer of a fault mode that looks the same in every wire format; undefined for the other modes. */

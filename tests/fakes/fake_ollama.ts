@@ -40,15 +40,8 @@ export class FakeOllama extends FakeBackendBase {
   loaded?: string[];
   /** /api/ps answers 404, as a server without it would. */
   psMissing = false;
-  /** Chats run at once; the rest wait in arrival order. Unset: no limit. */
-  slots?: number;
   /** Models held in memory, least recently used first, as /api/ps tells them by default. */
   readonly resident = new Set<string>();
-  #running = 0;
-  readonly #waiting: (() => void)[] = [];
-  /** Most chats ever running at once, and most ever held (running and waiting for a slot). */
-  peakRunning = 0;
-  peakHeld = 0;
 
   private constructor(name: string) {
     super(name, "/api/chat");
@@ -66,83 +59,16 @@ export class FakeOllama extends FakeBackendBase {
     if ((this.mode === "ok" || this.mode === "text-only") && !this.#carries(String(body.model))) {
       return Response.json({ error: `model '${body.model}' not found` }, { status: 404 });
     }
-    if (!await this.#slot(req.signal)) return new Response(null, { status: 499 });
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.#release();
-      this.#loadedAfter(body);
-    };
-    try {
+    return this.inSlot(req.signal, () => {
       this.#loadedAfter(body, true);
-      const res = await this.#chat(body, req.signal);
-      if (!res.body || !res.ok) {
-        release();
-        return res;
-      }
-      // The slot is held until the answer's last byte is taken or the client leaves.
-      const reader = res.body.getReader();
-      const held = new ReadableStream<Uint8Array>({
-        pull: async (controller) => {
-          const { done, value } = await reader.read().catch((error) => {
-            release();
-            throw error;
-          });
-          if (done) {
-            release();
-            controller.close();
-          } else controller.enqueue(value);
-        },
-        cancel: (reason) => {
-          release();
-          return reader.cancel(reason);
-        },
-      }, { highWaterMark: 0 });
-      return new Response(held, { status: res.status, headers: res.headers });
-    } catch (error) {
-      release();
-      throw error;
-    }
+      return this.#chat(body, req.signal);
+    }, () => this.#loadedAfter(body));
   }
 
   /** As Ollama matches names: `m1` is `m1:latest`. */
   #carries(model: string): boolean {
     const full = (name: string) => name.includes(":") ? name : `${name}:latest`;
     return this.models.some((m) => full(m) === full(model));
-  }
-
-  /** Waits for a free slot (or none, without a limit); false when the client left while waiting. */
-  #slot(signal: AbortSignal): Promise<boolean> {
-    this.peakHeld = Math.max(this.peakHeld, this.#running + this.#waiting.length + 1);
-    if (this.slots === undefined || (this.#running < this.slots && !this.#waiting.length)) {
-      this.#took();
-      return Promise.resolve(true);
-    }
-    return new Promise((resolve) => {
-      const go = () => {
-        signal.removeEventListener("abort", leave);
-        this.#took();
-        resolve(true);
-      };
-      const leave = () => {
-        const i = this.#waiting.indexOf(go);
-        if (i >= 0) this.#waiting.splice(i, 1);
-        resolve(false);
-      };
-      signal.addEventListener("abort", leave, { once: true });
-      this.#waiting.push(go);
-    });
-  }
-
-  #took(): void {
-    this.#running++;
-    this.peakRunning = Math.max(this.peakRunning, this.#running);
-  }
-
-  #release(): void {
-    this.#running--;
-    this.#waiting.shift()?.();
   }
 
   /** A model asked for is loaded from then on; `keep_alive: 0` unloads it once its answer is done. */

@@ -1,8 +1,9 @@
 /**
  * A scriptable fake OpenAI-compatible server (vLLM's, with llama.cpp's variants where they differ) on
  * 127.0.0.1 for tests: a real HTTP server that records what it received and answers
- * `POST /v1/chat/completions` (JSON or SSE), `GET /v1/models` and `GET /health`, with the same fault modes,
- * scripting and counters as FakeOllama, so a test can run against either. It is as strict as the real servers
+ * `POST /v1/chat/completions` (JSON or SSE), `GET /v1/models`, `GET /health` and `GET /metrics` (vLLM's
+ * running and waiting requests, or llama.cpp's names), with the same fault modes, scripting, counters, slots
+ * and time to first byte as FakeOllama, so a test can run against either. It is as strict as the real servers
  * where an adapter could get the wire format wrong: an unknown model is a 404, `stream_options` without
  * `stream` a 400, a tool result that answers no call a 400, a missing or wrong `--api-key` a 401. Like
  * FakeOllama it can stop listening and listen again on the same port.
@@ -16,12 +17,20 @@ export type { FakeMode, ReceivedChat, ScriptedReply, StreamFault } from "./fake_
 /** vLLM up to 0.10 and llama.cpp say `reasoning_content`; newer vLLM says `reasoning`. */
 export type ReasoningField = "reasoning_content" | "reasoning";
 
+/**
+ * What /metrics reports: vLLM's running and waiting requests (what the gateway reads), llama.cpp's own names
+ * (its server started with --metrics; the gateway reads none of them), or nothing (404).
+ */
+export type MetricsDialect = "vllm" | "llama.cpp" | "none";
+
 export interface FakeOpenAIOptions {
   /** Models the server carries; a chat naming another one gets vLLM's 404. */
   models?: string[];
   reasoningField?: ReasoningField;
   /** When set, every /v1 request must carry `Authorization: Bearer <apiKey>`, as with vLLM's --api-key. */
   apiKey?: string;
+  /** Default "vllm". */
+  metrics?: MetricsDialect;
 }
 
 export const CHAT_PATH = "/v1/chat/completions";
@@ -77,6 +86,11 @@ const hex = (n: number) => crypto.randomUUID().replaceAll("-", "").slice(0, n);
 export class FakeOpenAI extends FakeBackendBase implements FakeBackend, AsyncDisposable {
   reasoningField: ReasoningField;
   apiKey?: string;
+  metrics: MetricsDialect;
+  /** Prompt and answer tokens and answers served, as the servers' counters on /metrics tell them. */
+  #promptTokens = 0;
+  #generatedTokens = 0;
+  #finished = 0;
 
   private constructor(name: string, options: FakeOpenAIOptions) {
     super(name, CHAT_PATH);
@@ -84,14 +98,11 @@ export class FakeOpenAI extends FakeBackendBase implements FakeBackend, AsyncDis
     this.models = options.models ?? ["m1"];
     this.reasoningField = options.reasoningField ?? "reasoning_content";
     this.apiKey = options.apiKey;
+    this.metrics = options.metrics ?? "vllm";
   }
 
   static start(name = "fake", options: FakeOpenAIOptions = {}): FakeOpenAI {
     return new FakeOpenAI(name, options);
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 
   protected async handle(path: string, req: Request): Promise<Response> {
@@ -104,13 +115,16 @@ export class FakeOpenAI extends FakeBackendBase implements FakeBackend, AsyncDis
       return errorResponse(400, "BadRequestError", "Expecting value: line 1 column 1 (char 0)");
     }
     this.record(path, req, body);
-    const probe = path === "/health" || path === "/v1/models";
+    const probe = path === "/health" || path === "/v1/models" || path === "/metrics";
     if (probe && this.probeFault === "hang") return this.hang(req.signal);
     if (probe && this.probeFault === "error") {
       return errorResponse(500, "InternalServerError", "EngineCore encountered an issue");
     }
-    // vLLM's /health is open; its --api-key guards the /v1 routes.
+    // vLLM's /health and /metrics are open; its --api-key guards the /v1 routes.
     if (path === "/health") return new Response(null);
+    if (path === "/metrics" && req.method === "GET" && this.metrics !== "none") {
+      return new Response(this.#metricsText(), { headers: { "Content-Type": "text/plain; version=0.0.4" } });
+    }
     if (this.apiKey !== undefined && req.headers.get("authorization") !== `Bearer ${this.apiKey}`) {
       return Response.json({ error: "Unauthorized" }, { status: 401 });
     }
@@ -123,7 +137,92 @@ export class FakeOpenAI extends FakeBackendBase implements FakeBackend, AsyncDis
     }
     if (path !== CHAT_PATH) return Response.json({ detail: "Not Found" }, { status: 404 });
     if (req.method !== "POST") return Response.json({ detail: "Method Not Allowed" }, { status: 405 });
-    return this.#chat(body, req.signal);
+    return this.inSlot(req.signal, () => this.#chat(body, req.signal));
+  }
+
+  /** The server's Prometheus text, as its version writes it: gauges of what runs and waits now, counters. */
+  #metricsText(): string {
+    const family = (
+      name: string,
+      type: string,
+      help: string,
+      labels: string,
+      value: number,
+    ) => [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name}${labels} ${value.toFixed(1)}`];
+    if (this.metrics === "llama.cpp") {
+      return [
+        ...family(
+          "llamacpp:prompt_tokens_total",
+          "counter",
+          "Number of prompt tokens processed.",
+          "",
+          this.#promptTokens,
+        ),
+        ...family(
+          "llamacpp:tokens_predicted_total",
+          "counter",
+          "Number of generation tokens processed.",
+          "",
+          this.#generatedTokens,
+        ),
+        ...family(
+          "llamacpp:requests_processing",
+          "gauge",
+          "Number of requests processing.",
+          "",
+          this.running,
+        ),
+        ...family("llamacpp:requests_deferred", "gauge", "Number of requests deferred.", "", this.waiting),
+        "",
+      ].join("\n");
+    }
+    // vLLM (V1 engine) labels every series with the engine and the model it serves.
+    const labels = `{engine="0",model_name="${this.models[0]}"}`;
+    return [
+      ...family(
+        "vllm:num_requests_running",
+        "gauge",
+        "Number of requests in model execution batches.",
+        labels,
+        this.running,
+      ),
+      ...family(
+        "vllm:num_requests_waiting",
+        "gauge",
+        "Number of requests waiting to be processed.",
+        labels,
+        this.waiting,
+      ),
+      ...family(
+        "vllm:kv_cache_usage_perc",
+        "gauge",
+        "KV-cache usage. 1 means 100 percent usage.",
+        labels,
+        this.slots ? Math.min(1, this.running / this.slots) : 0,
+      ),
+      ...family(
+        "vllm:prompt_tokens_total",
+        "counter",
+        "Number of prefill tokens processed.",
+        labels,
+        this.#promptTokens,
+      ),
+      ...family(
+        "vllm:generation_tokens_total",
+        "counter",
+        "Number of generation tokens processed.",
+        labels,
+        this.#generatedTokens,
+      ),
+      ...family(
+        "vllm:request_success_total",
+        "counter",
+        "Count of successfully processed requests.",
+        `{engine="0",finished_reason="stop",model_name="${this.models[0]}"}`,
+        this.#finished,
+      ),
+      "",
+    ].join("\n");
   }
 
   #chat(body: Json, signal: AbortSignal): Response | Promise<Response> {
@@ -184,6 +283,9 @@ export class FakeOpenAI extends FakeBackendBase implements FakeBackend, AsyncDis
       : [];
     const completionTokens = r.completionTokens ?? words(content) + words(r.thinking ?? "");
     const promptTokens = r.promptTokens ?? messages.reduce((n, m) => n + words(textOf(m.content)), 0);
+    this.#promptTokens += promptTokens;
+    this.#generatedTokens += completionTokens;
+    this.#finished++;
     const usage = {
       prompt_tokens: promptTokens,
       total_tokens: promptTokens + completionTokens,
