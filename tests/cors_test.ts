@@ -24,6 +24,8 @@ Deno.test("a key's domain list decides which origin may read its answers, refusa
   assert.equal(limited.status, 429);
   assert.equal(limited.headers.get("access-control-allow-origin"), "https://app.example.com");
   assert.match(limited.headers.get("access-control-expose-headers") ?? "", /Retry-After/);
+  // A page's SDK reads it to stop retrying a quota only its reset lifts.
+  assert.match(limited.headers.get("access-control-expose-headers") ?? "", /x-should-retry/);
   await limited.body?.cancel();
 
   const elsewhere = await s.gw.post("/v1/chat/completions", key, HELLO, {

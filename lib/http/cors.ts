@@ -16,7 +16,7 @@ import type { KeyRecord } from "../store/records.ts";
 import { domainAllowed, referrerHost } from "../policy/allow_lists.ts";
 
 /** Headers a page may read besides the CORS-safelisted ones. */
-const EXPOSED = "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset";
+const EXPOSED = "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, x-should-retry";
 /** What a page may send when its preflight names nothing odd. */
 const DEFAULT_HEADERS = "Authorization, Content-Type";
 const TOKEN_LIST = /^[\w-]+(\s*,\s*[\w-]+)*$/;
