@@ -159,6 +159,27 @@ Deno.test("a refused body (413 declared too large, 408 too slow) closes its conn
   });
 });
 
+Deno.test("a body refused while still uploading (413) reaches the client: fetch sends 20 MB, ten times", async () => {
+  await withGateway({ GATEWAY_MAX_BODY_BYTES: String(20 * 1024 * 1024 - 4096) }, async ({ gateway, key }) => {
+    const body = JSON.stringify({ ...CHAT, pad: "x".repeat(20 * 1024 * 1024) });
+    const seen: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      try {
+        const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+          body,
+        });
+        seen.push(`${response.status} ${(await response.json()).error?.code}`);
+      } catch (error) {
+        // Closing a connection whose upload is unread resets it, and the client loses the answer it was sent.
+        seen.push(`lost: ${(error as Error).message.slice(0, 80)}`);
+      }
+    }
+    assert.deepEqual(seen, Array(10).fill("413 payload_too_large"));
+  });
+});
+
 /** Opens `n` connections that send nothing; those beyond what the gateway accepts wait in its backlog. */
 async function idleConnections(url: string, n: number): Promise<Deno.TcpConn[]> {
   const conns: Deno.TcpConn[] = [];

@@ -79,6 +79,13 @@ const OUT_OF_DESCRIPTORS = /os error 2[34]\b|too many open files/i;
 const SWEEP_MS = 1_000;
 /** Waits between attempts while accepting fails. */
 const RETRY_MS = [50, 100, 250, 500, 1_000];
+/**
+ * How long a connection refused mid-upload stays open after its answer went out. Closed at once, the bytes
+ * the client is still sending arrive at a closed socket, the kernel answers them with a reset, and a reset
+ * throws away the answer waiting in the client's receive buffer: the client sees a broken connection instead
+ * of its 413. Given a moment, the client reads the answer and closes first.
+ */
+const LINGER_MS = 2_000;
 
 function serveOnConnection(): ServeOnConnection | undefined {
   const internals = (Deno as unknown as Record<symbol, Record<string, unknown> | undefined>)[
@@ -96,6 +103,20 @@ class Connection {
   served = false;
   readonly abort = new AbortController();
   readonly secrets = new SecretMemo();
+  #linger?: ReturnType<typeof setTimeout>;
+
+  /** Closes the connection once its client has had time to read a refusal (see LINGER_MS). */
+  closeAfterLinger(): void {
+    if (this.#linger !== undefined || this.abort.signal.aborted) return;
+    const linger = setTimeout(() => this.abort.abort(), LINGER_MS);
+    Deno.unrefTimer(linger);
+    this.#linger = linger;
+  }
+
+  /** The connection ended on its own (its client closed it). */
+  ended(): void {
+    clearTimeout(this.#linger);
+  }
 }
 
 export interface ListenOptions {
@@ -195,8 +216,9 @@ function ownListener(
       conn.active++;
       conn.served = true;
       const done = () => {
-        if (closeAfter) conn.abort.abort();
-        else if (--conn.active === 0) conn.idleSince = performance.now();
+        if (--conn.active === 0) conn.idleSince = performance.now();
+        // Idle now, so a stop ends it at once too.
+        if (closeAfter) conn.closeAfterLinger();
       };
       info.completed.then(done, done);
       const answer = handler(request, { remoteAddr, completed: info.completed, secrets: conn.secrets });
@@ -205,6 +227,7 @@ function ownListener(
     // A connection that ends in any way (reset by its client included) is only one connection less.
     serve(tcp, conn.abort.signal, perRequest, onError, () => {}).finished.catch(() => {}).finally(() => {
       open.delete(conn);
+      conn.ended();
       slotFreed?.();
     });
   };

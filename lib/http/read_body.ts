@@ -190,7 +190,8 @@ export async function readBounded(
       if (waiting) await waiting;
     }
   } catch (error) {
-    await reader.cancel().catch(() => {});
+    if (error instanceof PayloadTooLarge) discardRest(reader);
+    else await reader.cancel().catch(() => {});
     // A read that fails is a client that hung up mid-upload: its fault, not the gateway's.
     if (error instanceof GatewayError) throw error;
     if (expired) throw new RequestTimeout(limits.bodyTimeoutMs);
@@ -199,6 +200,32 @@ export async function readBounded(
     clearDeadline(upload);
   }
   return concat(chunks, size);
+}
+
+/**
+ * What a body refused as too large may still send, read and thrown away for a while before the upload is
+ * cancelled. Cancelled at once, the client's last bytes arrive at a connection that no longer reads, which
+ * is then closed with data unread: the kernel resets it, and the reset throws away the 413 waiting in the
+ * client's receive buffer. Most bodies refused are a little over the limit, and their rest is soon read.
+ */
+const DISCARD = { ms: 2_000, bytes: 64 * 1024 * 1024 };
+
+function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): void {
+  const until = performance.now() + DISCARD.ms;
+  const timer = setTimeout(() => reader.cancel().catch(() => {}), DISCARD.ms);
+  Deno.unrefTimer(timer);
+  (async () => {
+    let left = DISCARD.bytes;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      left -= value.byteLength;
+      if (left < 0 || performance.now() > until) {
+        await reader.cancel();
+        break;
+      }
+    }
+  })().catch(() => {}).finally(() => clearTimeout(timer));
 }
 
 /** Most bodies arrive in one chunk, which is returned as it is. */
