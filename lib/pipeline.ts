@@ -168,6 +168,7 @@ async function whole(t: Turn): Promise<Response> {
     finishedAt: t.deps.now(),
     durationNs: Math.max(1, Math.round((performance.now() - startedTick) * 1e6)),
     alias: aliasOf(candidate),
+    request: t.shaped,
   });
   // The route's and the policy's headers are given as the response is built: set on a built one, each costs.
   return jsonResponse(body, 200, t.routed, t.admitted);
@@ -186,6 +187,7 @@ async function streamed(t: Turn): Promise<Response> {
     model: stream.model,
     alias: aliasOf(candidate),
     includeUsage: t.shaped.includeUsage,
+    request: t.shaped,
     now: t.deps.now,
     elapsedNs: () => (performance.now() - startedTick) * 1e6,
   });

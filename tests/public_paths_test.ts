@@ -56,6 +56,20 @@ const chat = (url: string, format: "A" | "B"): Row => ({
   },
 });
 
+/** The Responses API answers a Response object. */
+const responses = (url: string): Row => ({
+  url,
+  method: "POST",
+  body: { model: "x", input: "hello there" },
+  keyed: true,
+  status: 200,
+  check: (body) => {
+    assert.equal(body.object, "response");
+    assert.equal(body.status, "completed");
+    assert.equal(((body.output as Json[])[0].content as Json[])[0].text, "fine");
+  },
+});
+
 const modelList = (url: string): Row => ({
   url,
   method: "GET",
@@ -91,6 +105,8 @@ const PUBLIC: Record<string, Row> = {
   "/v1/chat.php": chat("/v1/chat.php", "B"),
   "/api/v1/chat.php": chat("/api/v1/chat.php", "B"),
   "/api/chat": chat("/api/chat", "B"),
+  "/v1/responses": responses("/v1/responses"),
+  "/api/v1/responses": responses("/api/v1/responses"),
   "/v1/models": modelList("/v1/models"),
   "/api/v1/models": modelList("/api/v1/models"),
   "/v1/models/:id{.+}": modelObject("/v1/models/llama3.2:3b"),
@@ -154,8 +170,9 @@ function errorCode(face: RouteFace, body: Json): string {
   }
   const error = body.error as Json;
   assert.equal(typeof error?.message, "string");
-  if (face === "openai") assert.deepEqual(Object.keys(error).sort(), ["code", "message", "param", "type"]);
-  else assert.equal(error.type, "proxy_error");
+  if (face === "openai" || face === "responses") {
+    assert.deepEqual(Object.keys(error).sort(), ["code", "message", "param", "type"]);
+  } else assert.equal(error.type, "proxy_error");
   return String(error.code);
 }
 

@@ -5,7 +5,7 @@
 import type { ChatEvent, ChatRequest, ChatResult } from "../chat/types.ts";
 import type { GatewayError } from "../errors.ts";
 
-export type FaceName = "openai" | "ollama";
+export type FaceName = "openai" | "ollama" | "responses";
 
 export interface RenderContext {
   /** Unique per request; format A shows it as `chatcmpl-<id>`. */
@@ -18,6 +18,8 @@ export interface RenderContext {
   durationNs: number;
   /** The name format-B clients see for the model (the server's alias, else its tag). */
   alias: string;
+  /** The request as shaped for the key: what a face that echoes the request's settings shows. */
+  request: ChatRequest;
 }
 
 export interface StreamContext {
@@ -28,6 +30,8 @@ export interface StreamContext {
   /** The name format-B clients see. */
   alias: string;
   includeUsage: boolean;
+  /** The request as shaped for the key. */
+  request: ChatRequest;
   /** Wall clock, ms since the epoch, for per-line timestamps. */
   now: () => number;
   /** Nanoseconds since the request was accepted. */

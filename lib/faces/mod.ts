@@ -5,10 +5,15 @@ import type { Face, FaceName } from "./face.ts";
 import { openaiFace } from "./openai.ts";
 import { ollamaFace } from "./ollama.ts";
 import { ollamaApiFace } from "./ollama_api.ts";
+import { responsesFace } from "./responses.ts";
 
 export type { Face, FaceName, RenderContext, StreamContext, StreamRenderer } from "./face.ts";
 
-export const FACES = { openai: openaiFace, ollama: ollamaFace } satisfies Record<FaceName, Face>;
+export const FACES = {
+  openai: openaiFace,
+  ollama: ollamaFace,
+  responses: responsesFace,
+} satisfies Record<FaceName, Face>;
 
 /** The error format of each public path: the faces, and Ollama's own paths' variant of format B. */
 export const ROUTE_FACES = { ...FACES, ollama_api: ollamaApiFace } satisfies Record<string, Face>;
