@@ -5,6 +5,8 @@
  *  - `deno serve -A main.ts` (or `--parallel`): the default export `{ fetch }` is served by the runtime's
  *    listener, on `--port`/`--host`; in each worker of `--parallel` this module is a whole gateway. Which of
  *    the two it is, the module learns from its command line (lib/http/runtime_serve.ts: hence `-A`).
+ * Under the Deploy profile (`DENO_DEPLOY`, or `GATEWAY_PROFILE=deploy`) the runtime serves, always: Deno Deploy
+ * serves the default export, and the profile is run locally with `deno serve`, which needs no `-A` then.
  * Either way SIGINT/SIGTERM drains and writes every record before the process exits. Imported by another
  * module, it listens nowhere (not even on the metrics port): the importer serves `fetch`.
  */
@@ -12,14 +14,18 @@ import { loadConfig } from "./lib/config.ts";
 import { Gateway } from "./lib/gateway.ts";
 import { runtimeServe } from "./lib/http/runtime_serve.ts";
 
-const served = import.meta.main ? runtimeServe() : undefined;
-const listens = import.meta.main && served === undefined;
-const gateway = await Gateway.open(loadConfig());
+const config = loadConfig();
+const deploy = config.profile === "deploy";
+// The Deploy profile asks nothing of the command line: the runtime serves it, whatever runs it.
+const served = import.meta.main && !deploy ? runtimeServe() : undefined;
+const listens = import.meta.main && !deploy && served === undefined;
+const gateway = await Gateway.open(config);
 if (listens) {
   const { addr } = gateway.listen();
   console.log(`gateway listening on http://${addr.hostname}:${addr.port}`);
 }
-// Not where the workers of `--parallel` would all want the one port, nor for an importer.
+if (import.meta.main && deploy) console.log("gateway: deploy profile, served by the runtime");
+// Not where the workers of `--parallel` would all want the one port, nor for an importer (nor on Deploy).
 if (import.meta.main && !served?.parallel) gateway.serveMetrics();
 gateway.stopOnSignals();
 

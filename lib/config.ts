@@ -70,8 +70,11 @@ const ConfigSchema = z.object({
    * counted (metrics, a log line a minute). 0 keeps none.
    */
   GATEWAY_KEYLESS_RECORDS_PER_MINUTE: z.coerce.number().int().min(0).default(10),
-  /** How long a stopping gateway lets running requests and streams finish before it ends them. */
-  GATEWAY_SHUTDOWN_GRACE_MS: positiveInt(10_000),
+  /**
+   * How long a stopping gateway lets running requests and streams finish before it ends them. Unset: 10 s, or
+   * 3 s under the Deploy profile, whose platform kills a process 5 s after its SIGINT.
+   */
+  GATEWAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().optional(),
   /** Time a new connection has to send its first complete request head; a slow trickle is cut off. */
   GATEWAY_HEAD_TIMEOUT_MS: positiveInt(10_000),
   /**
@@ -127,12 +130,32 @@ const ConfigSchema = z.object({
    * dies; a living process renews it every third of that.
    */
   GATEWAY_HOLD_LEASE_MS: positiveInt(30_000),
+  /**
+   * `deploy`: only what Deno Deploy offers (lib/gateway.ts); `self-hosted`: the gateway's own listener, a store
+   * file, the metrics port. Unset: `deploy` where Deno Deploy says the code runs there (`DENO_DEPLOY`).
+   */
+  GATEWAY_PROFILE: z.enum(["deploy", "self-hosted"]).optional(),
+  /** Set by Deno Deploy in every context; users cannot set `DENO_` variables there. */
+  DENO_DEPLOY: z.string().optional(),
 });
 
+export type Profile = "deploy" | "self-hosted";
+
+/** Grace of the Deploy profile: the platform sends SIGKILL 5 s after SIGINT, and the last writes need the rest. */
+const DEPLOY_SHUTDOWN_GRACE_MS = 3_000;
+
 export interface Config {
+  /**
+   * `deploy`: the runtime serves (`fetch`), the store is `Deno.openKv()` without a path (or a KV Connect URL),
+   * no metrics port, nothing written to disk; `self-hosted`: the rest.
+   */
+  profile: Profile;
   port: number;
   host: string;
-  /** A file path or a KV Connect URL; undefined means the embedded default file. */
+  /**
+   * A file path or a KV Connect URL; undefined means the embedded default file, or under the Deploy profile the
+   * store `Deno.openKv()` gives without a path.
+   */
   kvPath?: string;
   adminToken?: string;
   /** Where /metrics is also served without the token; undefined: only on the main port, behind the token. */
@@ -184,6 +207,8 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     throw new Error(`Invalid configuration: ${issue.path.join(".")}: ${issue.message}`);
   }
   const e = parsed.data;
+  const profile: Profile = e.GATEWAY_PROFILE ?? (e.DENO_DEPLOY ? "deploy" : "self-hosted");
+  if (profile === "deploy") checkDeployable(e.GATEWAY_KV, e.GATEWAY_METRICS_PORT);
   const fewest = bodyMemoryFor(e.GATEWAY_MAX_BODY_BYTES);
   if (e.GATEWAY_BODY_MEMORY_BYTES !== undefined && e.GATEWAY_BODY_MEMORY_BYTES < fewest) {
     throw new Error(
@@ -192,6 +217,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     );
   }
   return {
+    profile,
     port: e.PORT,
     host: e.HOST,
     kvPath: e.GATEWAY_KV,
@@ -213,7 +239,8 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     breakerOpenMs: e.GATEWAY_BREAKER_OPEN_MS,
     probeIntervalMs: e.GATEWAY_PROBE_INTERVAL_MS,
     probeTimeoutMs: e.GATEWAY_PROBE_TIMEOUT_MS,
-    shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS,
+    shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS ??
+      (profile === "deploy" ? DEPLOY_SHUTDOWN_GRACE_MS : 10_000),
     keylessRecordsPerMinute: e.GATEWAY_KEYLESS_RECORDS_PER_MINUTE,
     headTimeoutMs: e.GATEWAY_HEAD_TIMEOUT_MS,
     keepAliveTimeoutMs: e.GATEWAY_KEEPALIVE_TIMEOUT_MS,
@@ -230,6 +257,25 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     quotaOutputTokens: e.GATEWAY_QUOTA_OUTPUT_TOKENS,
     holdLeaseMs: e.GATEWAY_HOLD_LEASE_MS,
   };
+}
+
+/**
+ * What the Deploy profile cannot honour is refused at start rather than ignored: a store file (no writable
+ * disk) and a metrics port (one port per app).
+ */
+function checkDeployable(kv: string | undefined, metricsPort: number | undefined): void {
+  if (kv !== undefined && !/^https?:\/\//.test(kv)) {
+    throw new Error(
+      "Invalid configuration: GATEWAY_KV: the deploy profile's store is Deno.openKv() without a path, or a KV " +
+        `Connect URL (https://...), not a file: ${kv}`,
+    );
+  }
+  if (metricsPort !== undefined) {
+    throw new Error(
+      "Invalid configuration: GATEWAY_METRICS_PORT: the deploy profile serves one port; /metrics is there, " +
+        "behind GATEWAY_ADMIN_TOKEN",
+    );
+  }
 }
 
 /** Defaults for tests and embedding; same values as an empty environment. */

@@ -7,7 +7,13 @@
  *
  * What differs by where it runs is chosen by the caller: whether it listens itself, whether it opens the
  * metrics port (not where workers would share it, nor where a platform gives one port), and which store
- * (`kv`: any open `Deno.Kv`, such as the one `Deno.openKv()` gives on a platform that provides it).
+ * (`kv`: any open `Deno.Kv`; by default the configured one).
+ *
+ * The Deploy profile (`config.profile`, lib/config.ts) keeps to what Deno Deploy offers: the store is the one
+ * `Deno.openKv()` gives without a path (or a KV Connect URL), the runtime's listener serves `fetch`, and the
+ * gateway neither listens itself (its listener needs the runtime's internal API, and Deploy routes only the
+ * runtime's) nor opens the metrics port (/metrics stays on the one port, behind the admin token), writes no
+ * file and starts no worker.
  */
 import type { Config } from "./config.ts";
 import { closeDeps, createDeps, type Deps, type DepsOptions, type GatewayDeps } from "./deps.ts";
@@ -17,7 +23,7 @@ import type { Listening } from "./http/listener.ts";
 import { serveMetrics } from "./http/metrics_server.ts";
 import { type GatewayAddress, listenForGateway } from "./http/serve.ts";
 import { coordinateShutdown } from "./http/worker_shutdown.ts";
-import { openStore } from "./store/kv.ts";
+import { openPlatformStore, openStore } from "./store/kv.ts";
 import type { UsageLedger } from "./usage/mod.ts";
 import type { UsageRecord } from "./usage/types.ts";
 import { manifest } from "../routes.gen.ts";
@@ -53,7 +59,10 @@ export class Gateway {
   }
 
   static async open(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-    const kv = options.kv ?? await openStore(config.kvPath);
+    const kv = options.kv ??
+      await (config.profile === "deploy" && config.kvPath === undefined
+        ? openPlatformStore()
+        : openStore(config.kvPath));
     let services: GatewayDeps;
     try {
       services = await createDeps(config, kv, options);
@@ -93,8 +102,14 @@ export class Gateway {
       (signal) => this.#app.fetch(request, { remoteAddr: info.remoteAddr, signal }),
     );
 
-  /** Serves on the gateway's own listener, with its bounds; its connection figures go to /metrics. */
+  /**
+   * Serves on the gateway's own listener, with its bounds; its connection figures go to /metrics. Not under
+   * the Deploy profile, where the runtime serves `fetch`.
+   */
   listen(address: Partial<GatewayAddress> = {}): Listening {
+    if (this.config.profile === "deploy") {
+      throw new Error("The deploy profile does not listen itself: the runtime serves `fetch` (deno serve)");
+    }
     const listening = listenForGateway(this.#app, this.config, this.drain, {
       hostname: this.config.host,
       port: this.config.port,
@@ -105,8 +120,9 @@ export class Gateway {
     return listening;
   }
 
-  /** Also serves /metrics without the token on `GATEWAY_METRICS_PORT`, if that is set. */
+  /** Also serves /metrics without the token on `GATEWAY_METRICS_PORT`, if that is set; never under Deploy. */
   serveMetrics(): void {
+    if (this.config.profile === "deploy") return;
     this.#metrics ??= serveMetrics(this.deps);
   }
 

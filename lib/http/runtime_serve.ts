@@ -4,7 +4,8 @@
  * true under both, neither `Deno.args` nor the environment differ, and the default export is checked only
  * once the module has run, too late to decide whether to listen. The command line differs; Linux shows it in
  * /proc/self/cmdline, which Deno lets a program read only with all permissions (`-A`). Without them, or on
- * another system, the answer is "not served", so `deno run` keeps its own listener everywhere.
+ * another system, the answer is "not served", so `deno run` keeps its own listener everywhere. The Deploy
+ * profile does not ask (main.ts): the runtime serves it everywhere it runs.
  */
 
 const COMMAND_LINE = "/proc/self/cmdline";

@@ -1,6 +1,7 @@
 /**
  * @module Opening the store: the embedded Deno KV file by default, or what GATEWAY_KV names (a path or a KV
- * Connect URL). The gateway and the admin CLI open it the same way so they always meet on one store.
+ * Connect URL), or under the Deploy profile the platform's own. The gateway and the admin CLI open it the same
+ * way so they always meet on one store.
  */
 import { withLockRetry } from "./lock_retry.ts";
 
@@ -25,6 +26,17 @@ export async function openStore(path?: string): Promise<Deno.Kv> {
   }
   const kv = await Deno.openKv(target);
   return remote || target === ":memory:" ? kv : withLockRetry(kv);
+}
+
+/**
+ * The store the platform gives the app, `Deno.openKv()` without a path (the Deploy profile): on Deno Deploy the
+ * app's database for its timeline; elsewhere a file the runtime keeps for the origin (`--location`, else the
+ * main module or config file) in its own directory, made by the runtime, not the program, so no write
+ * permission is asked. The admin CLI reaches that file with `GATEWAY_KV` (its path under `deno info`'s "Origin
+ * storage"), hence the lock retry.
+ */
+export async function openPlatformStore(): Promise<Deno.Kv> {
+  return withLockRetry(await Deno.openKv());
 }
 
 export async function readGeneration(kv: Deno.Kv): Promise<bigint> {
