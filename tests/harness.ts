@@ -1,9 +1,9 @@
 /**
  * A gateway for end-to-end tests: the gateway's own startup (lib/gateway.ts) over an in-memory store, with the
  * clock and random source injectable, each request through the production drain, and closing as the gateway
- * stops at SIGTERM. It is served on 127.0.0.1 by the runtime's listener, as `deno serve` serves it: the
- * gateway's own listener (its connection bounds, the per-connection key memo) is exercised by the tests that
- * run real processes. Admin writes go through the same store functions the CLI uses.
+ * stops at SIGTERM. It is served on 127.0.0.1 by the gateway's own listener, as `deno task start` serves it
+ * (its connection bounds, the per-connection key memo, its refusals' close). Admin writes go through the same
+ * store functions the CLI uses.
  */
 import { type Config, defaultConfig } from "../lib/config.ts";
 import type { Deps } from "../lib/deps.ts";
@@ -12,6 +12,7 @@ import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
 import { basePolicy, type KeyPolicy, type ServerRecord } from "../lib/store/records.ts";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
+import type { Listening } from "../lib/http/listener.ts";
 import type { UsageRecord } from "../lib/usage/types.ts";
 import type { UsageLedger } from "../lib/usage/mod.ts";
 
@@ -40,7 +41,7 @@ export class TestGateway {
 
   private constructor(
     private readonly gateway: Gateway,
-    private readonly server: Deno.HttpServer<Deno.NetAddr>,
+    private readonly listening: Listening,
     /** Every usage record the pipeline reported, in order. */
     readonly usage: UsageRecord[],
   ) {
@@ -68,15 +69,11 @@ export class TestGateway {
       // The real ledger, so quotas and counters work as in production; the list lets tests read records at once.
       onRecord: (record) => usage.push(record),
     });
-    const server = Deno.serve(
-      { hostname: config.host, port: config.port, onListen: () => {} },
-      gateway.fetch,
-    );
-    return new TestGateway(gateway, server, usage);
+    return new TestGateway(gateway, gateway.listen(), usage);
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.server.addr.port}`;
+    return `http://127.0.0.1:${this.listening.addr.port}`;
   }
 
   async addServer(input: ServerInput): Promise<void> {
@@ -111,14 +108,11 @@ export class TestGateway {
   }
 
   /**
-   * Stops as `deno serve` stops the gateway at SIGTERM: the runtime's listener stops taking connections and
-   * closes each once its answer is out, while the drain lets requests finish within the grace period, ends
-   * the rest and writes the last records. Then the store is closed.
+   * Stops as the gateway stops at SIGTERM: its listener stops taking connections, the drain lets requests
+   * finish within the grace period, ends the rest and writes the last records. Then the store is closed.
    */
   async close(): Promise<void> {
-    const closed = this.server.shutdown();
     await this.gateway.stop();
-    await closed;
     this.kv.close();
   }
 }

@@ -205,11 +205,9 @@ function ownListener(
     // every other answer a header lookup.
     const noteClose = (response: Response) => {
       if (response.status < 400 || response.headers.get("connection") !== "close") return response;
+      // Sent as it is (static, with its length): the connection is cut only after a linger, by which time the
+      // body has left the engine's buffer.
       closeAfter = true;
-      // A static body can still sit in the engine's buffer when its delivery is reported, and cutting the
-      // connection then loses it; asked for as a stream, it is sent before the report. Only refusals take this
-      // path, so plain answers keep the runtime's faster static send.
-      response.body;
       return response;
     };
     const perRequest: Handler = (request, info) => {
