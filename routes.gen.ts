@@ -25,18 +25,22 @@ import $20 from "./routes/api/tags.ts";
 import $21 from "./routes/api/v1/chat.php.ts";
 import $22 from "./routes/api/v1/chat/completions.php.ts";
 import $23 from "./routes/api/v1/chat/completions.ts";
-import $24 from "./routes/api/v1/models.ts";
-import $25 from "./routes/api/v1/models/[...id].ts";
-import $26 from "./routes/api/v1/responses.ts";
-import $27 from "./routes/api/version.ts";
-import $28 from "./routes/index.ts";
-import $29 from "./routes/metrics.ts";
-import $30 from "./routes/v1/chat.php.ts";
-import $31 from "./routes/v1/chat/completions.php.ts";
-import $32 from "./routes/v1/chat/completions.ts";
-import $33 from "./routes/v1/models.ts";
-import $34 from "./routes/v1/models/[...id].ts";
-import $35 from "./routes/v1/responses.ts";
+import $24 from "./routes/api/v1/messages.ts";
+import $25 from "./routes/api/v1/messages/count_tokens.ts";
+import $26 from "./routes/api/v1/models.ts";
+import $27 from "./routes/api/v1/models/[...id].ts";
+import $28 from "./routes/api/v1/responses.ts";
+import $29 from "./routes/api/version.ts";
+import $30 from "./routes/index.ts";
+import $31 from "./routes/metrics.ts";
+import $32 from "./routes/v1/chat.php.ts";
+import $33 from "./routes/v1/chat/completions.php.ts";
+import $34 from "./routes/v1/chat/completions.ts";
+import $35 from "./routes/v1/messages.ts";
+import $36 from "./routes/v1/messages/count_tokens.ts";
+import $37 from "./routes/v1/models.ts";
+import $38 from "./routes/v1/models/[...id].ts";
+import $39 from "./routes/v1/responses.ts";
 
 export const manifest: readonly ManifestEntry[] = [
   { path: "/admin/audit", module: $0 },
@@ -63,16 +67,20 @@ export const manifest: readonly ManifestEntry[] = [
   { path: "/api/v1/chat.php", module: $21 },
   { path: "/api/v1/chat/completions.php", module: $22 },
   { path: "/api/v1/chat/completions", module: $23 },
-  { path: "/api/v1/models", module: $24 },
-  { path: "/api/v1/models/:id{.+}", module: $25 },
-  { path: "/api/v1/responses", module: $26 },
-  { path: "/api/version", module: $27 },
-  { path: "/", module: $28 },
-  { path: "/metrics", module: $29 },
-  { path: "/v1/chat.php", module: $30 },
-  { path: "/v1/chat/completions.php", module: $31 },
-  { path: "/v1/chat/completions", module: $32 },
-  { path: "/v1/models", module: $33 },
-  { path: "/v1/models/:id{.+}", module: $34 },
-  { path: "/v1/responses", module: $35 },
+  { path: "/api/v1/messages", module: $24 },
+  { path: "/api/v1/messages/count_tokens", module: $25 },
+  { path: "/api/v1/models", module: $26 },
+  { path: "/api/v1/models/:id{.+}", module: $27 },
+  { path: "/api/v1/responses", module: $28 },
+  { path: "/api/version", module: $29 },
+  { path: "/", module: $30 },
+  { path: "/metrics", module: $31 },
+  { path: "/v1/chat.php", module: $32 },
+  { path: "/v1/chat/completions.php", module: $33 },
+  { path: "/v1/chat/completions", module: $34 },
+  { path: "/v1/messages", module: $35 },
+  { path: "/v1/messages/count_tokens", module: $36 },
+  { path: "/v1/models", module: $37 },
+  { path: "/v1/models/:id{.+}", module: $38 },
+  { path: "/v1/responses", module: $39 },
 ];

@@ -88,7 +88,7 @@ export async function runChat(
   let admitted: Record<string, string> = {};
   try {
     // Both stages answer at once from what the process holds; only a store read makes them wait.
-    const found = authenticate(request.headers.get("authorization"), deps.view, client.secrets);
+    const found = authenticate(request.headers, deps.view, client.secrets);
     const key = account.key = found instanceof Promise ? await found : found;
     const policy = deps.policy.admit(
       key,

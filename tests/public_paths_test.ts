@@ -70,6 +70,29 @@ const responses = (url: string): Row => ({
   },
 });
 
+/** Anthropic's Messages API answers a message object. */
+const messages = (url: string): Row => ({
+  url,
+  method: "POST",
+  body: { model: "x", max_tokens: 64, messages: USER_HELLO },
+  keyed: true,
+  status: 200,
+  check: (body) => {
+    assert.equal(body.type, "message");
+    assert.deepEqual(body.content, [{ type: "text", text: "fine" }]);
+  },
+});
+
+/** Its token count is the gateway's estimate, said to be one. */
+const countTokens = (url: string): Row => ({
+  url,
+  method: "POST",
+  body: { model: "x", messages: USER_HELLO },
+  keyed: true,
+  status: 200,
+  check: (body) => assert.deepEqual(body, { input_tokens: 3, estimated: true }),
+});
+
 const modelList = (url: string): Row => ({
   url,
   method: "GET",
@@ -107,6 +130,10 @@ const PUBLIC: Record<string, Row> = {
   "/api/chat": chat("/api/chat", "B"),
   "/v1/responses": responses("/v1/responses"),
   "/api/v1/responses": responses("/api/v1/responses"),
+  "/v1/messages": messages("/v1/messages"),
+  "/api/v1/messages": messages("/api/v1/messages"),
+  "/v1/messages/count_tokens": countTokens("/v1/messages/count_tokens"),
+  "/api/v1/messages/count_tokens": countTokens("/api/v1/messages/count_tokens"),
   "/v1/models": modelList("/v1/models"),
   "/api/v1/models": modelList("/api/v1/models"),
   "/v1/models/:id{.+}": modelObject("/v1/models/llama3.2:3b"),
@@ -170,6 +197,11 @@ function errorCode(face: RouteFace, body: Json): string {
   }
   const error = body.error as Json;
   assert.equal(typeof error?.message, "string");
+  if (face === "anthropic") {
+    assert.deepEqual(Object.keys(body).sort(), ["error", "type"]);
+    assert.deepEqual(Object.keys(error).sort(), ["details", "message", "type"]);
+    return String((error.details as Json).error_code);
+  }
   if (face === "openai" || face === "responses") {
     assert.deepEqual(Object.keys(error).sort(), ["code", "message", "param", "type"]);
   } else assert.equal(error.type, "proxy_error");

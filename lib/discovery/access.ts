@@ -13,7 +13,7 @@ export async function discover(
   client: ClientInfo,
   deps: Deps,
 ): Promise<{ key: KeyRecord; model: KeyModel }> {
-  const key = await authenticate(request.headers.get("authorization"), deps.view);
+  const key = await authenticate(request.headers, deps.view);
   deps.policy.checkAccess(key, { headers: request.headers, peer: client.address }, deps.now());
   return { key, model: keyModel(key, deps.view.snapshot, deps.servers) };
 }

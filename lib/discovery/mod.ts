@@ -8,6 +8,7 @@ import type { Handler, RouteModule } from "../http/route.ts";
 import { listModels, retrieveModel } from "./openai_models.ts";
 import { root, show, tags, version } from "./ollama_models.ts";
 import { notServed } from "./not_served.ts";
+import { countTokens } from "./count_tokens.ts";
 
 /** HEAD answers as GET would, without the body. */
 function withHead(get: Handler): Partial<Record<string, Handler>> {
@@ -31,6 +32,12 @@ export const openaiModelRoute: RouteModule = {
   face: "openai",
   cors: true,
   handlers: (deps) => ({ GET: (request, client) => retrieveModel(request, client, deps) }),
+};
+
+export const anthropicCountTokensRoute: RouteModule = {
+  face: "anthropic",
+  cors: true,
+  handlers: (deps) => ({ POST: (request, client) => countTokens(request, client, deps) }),
 };
 
 export const ollamaTagsRoute: RouteModule = {

@@ -1,6 +1,6 @@
 /**
  * OpenAI's model list and model object (`GET /v1/models`, `GET /v1/models/{id}`), showing the key's one
- * model under the name it is bound to.
+ * model under the name it is bound to; in Anthropic's shape for Anthropic's clients (anthropic_models.ts).
  */
 import type { Deps } from "../deps.ts";
 import { GatewayError } from "../errors.ts";
@@ -9,6 +9,7 @@ import { errorResponse, jsonResponse } from "../http/respond.ts";
 import type { ClientInfo } from "../pipeline.ts";
 import { discover } from "./access.ts";
 import { type KeyModel, namesKeyModel } from "./key_model.ts";
+import { anthropicModel, anthropicModelList, asksAnthropic } from "./anthropic_models.ts";
 
 function modelObject(model: KeyModel) {
   return {
@@ -20,11 +21,14 @@ function modelObject(model: KeyModel) {
 }
 
 export async function listModels(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+  const anthropic = asksAnthropic(request.headers);
   try {
     const { model } = await discover(request, client, deps);
-    return jsonResponse({ object: "list", data: [modelObject(model)] });
+    return jsonResponse(
+      anthropic ? anthropicModelList(model) : { object: "list", data: [modelObject(model)] },
+    );
   } catch (error) {
-    return errorResponse(FACES.openai, error);
+    return errorResponse(anthropic ? FACES.anthropic : FACES.openai, error);
   }
 }
 
@@ -39,6 +43,7 @@ function requestedId(request: Request): string {
 }
 
 export async function retrieveModel(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+  const anthropic = asksAnthropic(request.headers);
   try {
     const { model } = await discover(request, client, deps);
     const id = requestedId(request);
@@ -49,8 +54,8 @@ export async function retrieveModel(request: Request, client: ClientInfo, deps: 
         `The model '${id.slice(0, 100)}' does not exist or this API key cannot use it`,
       );
     }
-    return jsonResponse(modelObject(model));
+    return jsonResponse(anthropic ? anthropicModel(model) : modelObject(model));
   } catch (error) {
-    return errorResponse(FACES.openai, error);
+    return errorResponse(anthropic ? FACES.anthropic : FACES.openai, error);
   }
 }

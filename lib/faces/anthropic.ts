@@ -33,6 +33,14 @@ export function parseMessages(body: unknown): ChatRequest {
   throw new InvalidRequest(`Cannot parse request: ${describeZodError(parsed.error)}`);
 }
 
+/** A count_tokens body: a Messages body without the token limit, which counting needs no more than Anthropic. */
+export function parseCountTokens(body: unknown): ChatRequest {
+  const limited = typeof body === "object" && body !== null && !Array.isArray(body) && !("max_tokens" in body)
+    ? { ...body, max_tokens: 1 }
+    : body;
+  return parseMessages(limited);
+}
+
 export const anthropicFace: Face = {
   name: "anthropic",
   parse: parseMessages,

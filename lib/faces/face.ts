@@ -5,7 +5,7 @@
 import type { ChatEvent, ChatRequest, ChatResult } from "../chat/types.ts";
 import type { GatewayError } from "../errors.ts";
 
-export type FaceName = "openai" | "ollama" | "responses";
+export type FaceName = "openai" | "ollama" | "responses" | "anthropic";
 
 export interface RenderContext {
   /** Unique per request; format A shows it as `chatcmpl-<id>`. */

@@ -6,6 +6,9 @@ import { openaiFace } from "./openai.ts";
 import { ollamaFace } from "./ollama.ts";
 import { ollamaApiFace } from "./ollama_api.ts";
 import { responsesFace } from "./responses.ts";
+import { anthropicFace } from "./anthropic.ts";
+
+export { parseCountTokens } from "./anthropic.ts";
 
 export type { Face, FaceName, RenderContext, StreamContext, StreamRenderer } from "./face.ts";
 
@@ -13,6 +16,7 @@ export const FACES = {
   openai: openaiFace,
   ollama: ollamaFace,
   responses: responsesFace,
+  anthropic: anthropicFace,
 } satisfies Record<FaceName, Face>;
 
 /** The error format of each public path: the faces, and Ollama's own paths' variant of format B. */

@@ -17,8 +17,12 @@ import { domainAllowed, referrerHost } from "../policy/allow_lists.ts";
 
 /** Headers a page may read besides the CORS-safelisted ones. */
 const EXPOSED = "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, x-should-retry";
-/** What a page may send when its preflight names nothing odd. */
-const DEFAULT_HEADERS = "Authorization, Content-Type";
+/**
+ * What a page may send when its preflight's list of headers is not a plain one: a key either way, and the
+ * headers Anthropic's browser clients send (a plain list is allowed as asked).
+ */
+const DEFAULT_HEADERS =
+  "Authorization, Content-Type, X-Api-Key, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access";
 const TOKEN_LIST = /^[\w-]+(\s*,\s*[\w-]+)*$/;
 /** Browsers cap it (Chromium at 2 h); 10 minutes spares most preflights without pinning a change for long. */
 const MAX_AGE_S = "600";
@@ -43,7 +47,7 @@ function preflight(request: Request, allow: readonly string[]): Response {
 async function admits(origin: string, request: Request, deps: Deps, secrets?: SecretMemo): Promise<boolean> {
   let key: KeyRecord | undefined;
   try {
-    key = await authenticate(request.headers.get("authorization"), deps.view, secrets);
+    key = await authenticate(request.headers, deps.view, secrets);
   } catch {
     // No key, or not a valid one: the origin lists decide.
   }

@@ -30,7 +30,7 @@ export async function refuseChat(
 ): Promise<Response> {
   const account = new RequestAccount(deps.usage, face.name, deps.now(), deps.metrics);
   try {
-    const found = authenticate(request.headers.get("authorization"), deps.view, client.secrets);
+    const found = authenticate(request.headers, deps.view, client.secrets);
     account.key = found instanceof Promise ? await found : found;
   } catch {
     // No key, or none known (or the store could not say): a key-less refusal, as a 401 is recorded.
