@@ -187,15 +187,18 @@ export class HealthProber {
     const base = server.url.replace(/\/+$/, "");
     const get: Get = async (suffix, label, { headers, text, root } = {}) => {
       const url = (root ? base.replace(/\/v1$/, "") : base) + suffix;
-      const res = await fetch(url, { headers, signal: abort.signal });
+      // A redirect is refused, not followed: a registered server must not make the gateway fetch whatever
+      // address it names (an internal one) every probe cycle.
+      const res = await fetch(url, { headers, signal: abort.signal, redirect: "manual" });
       if (!res.ok) {
         await res.body?.cancel().catch(() => {});
         throw new ProbeError(`${label} answered ${res.status}`, res.status);
       }
+      const body = await readAtMost(res, PROBE_BODY_BYTES, label);
+      if (text) return new TextDecoder().decode(body);
       try {
-        return await (text ? res.text() : res.json());
-      } catch (error) {
-        if (abort.signal.aborted) throw error;
+        return JSON.parse(new TextDecoder().decode(body));
+      } catch {
         throw new ProbeError(`${label} answered with something that is not JSON`);
       }
     };
@@ -221,4 +224,29 @@ export class HealthProber {
     });
     return running;
   }
+}
+
+/**
+ * The most a probe answer may hold. Model lists, running models and metrics pages of real servers are tens of
+ * kilobytes; a server answering hundreds of megabytes every cycle would otherwise take the gateway's memory.
+ */
+export const PROBE_BODY_BYTES = 2 * 1024 * 1024;
+
+async function readAtMost(res: Response, limit: number, label: string): Promise<Uint8Array> {
+  if (!res.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.byteLength;
+    // Leaving the loop early cancels the body: nothing more is read.
+    if (size > limit) throw new ProbeError(`${label} answered more than ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
 }

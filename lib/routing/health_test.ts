@@ -269,3 +269,56 @@ Deno.test("health: stop abandons a running probe without recording it", async ()
     await fake.close();
   }
 });
+
+/** A loopback server answering every request with `answer`, counting what it was asked. */
+function serveAll(answer: (url: URL) => Response) {
+  const asked: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
+    const url = new URL(request.url);
+    asked.push(url.pathname);
+    return answer(url);
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}`, asked, close: () => server.shutdown() };
+}
+
+Deno.test("health: a redirect is refused, never followed, so a server cannot make the gateway fetch elsewhere", async () => {
+  const internal = serveAll(() => Response.json({ version: "0.1.0", models: [] }));
+  const redirecting = serveAll(() => Response.redirect(`${internal.url}/secret`, 302));
+  try {
+    const { prober, one } = setup([record("a", redirecting.url)]);
+    await prober.probeNow();
+    assert.equal(one("a").health, "down");
+    assert.match(one("a").lastProbeError ?? "", /answered 302/);
+    assert.ok(redirecting.asked.length > 0, "the server was probed");
+    assert.deepEqual(internal.asked, [], "the redirect's target was never fetched");
+  } finally {
+    await internal.close();
+    await redirecting.close();
+  }
+});
+
+Deno.test("health: a probe reads a bounded answer, and a server answering more is down", async () => {
+  // An endless body: a probe that read it whole would never end, or take the gateway's memory first.
+  const chunk = new Uint8Array(64 * 1024).fill(32);
+  let sent = 0;
+  const endless = serveAll(() =>
+    new Response(
+      new ReadableStream({
+        pull(controller) {
+          sent += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+      }),
+      { headers: { "Content-Type": "application/json" } },
+    )
+  );
+  try {
+    const { prober, one } = setup([record("a", endless.url)], { timeoutMs: 30_000 });
+    await prober.probeNow();
+    assert.equal(one("a").health, "down");
+    assert.match(one("a").lastProbeError ?? "", /answered more than 2097152 bytes/);
+    assert.ok(sent < 64 * 1024 * 1024, `the server had sent ${sent} bytes when the probe gave up`);
+  } finally {
+    await endless.close();
+  }
+});
