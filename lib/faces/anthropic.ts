@@ -3,34 +3,51 @@
  * content blocks (thinking, text, tool_use), stop reason and usage; streams and errors are rendered by
  * `anthropic_stream.ts` and `anthropic_errors.ts`.
  */
+import { z } from "zod";
 import type { ChatRequest, ChatResult } from "../chat/types.ts";
 import { InvalidRequest } from "../errors.ts";
 import type { Face, RenderContext } from "./face.ts";
-import { MessagesBody } from "./anthropic_body.ts";
+import { MessagesBody, UNSERVED_BLOCKS } from "./anthropic_body.ts";
 import { toChatRequest } from "./anthropic_request.ts";
 import { anthropicStreamRenderer, stopReason } from "./anthropic_stream.ts";
 import { anthropicErrorBody } from "./anthropic_errors.ts";
 import { describeZodError } from "./zod_message.ts";
 import { newToolCallId } from "./tool_call_id.ts";
 
+type Issue = z.core.$ZodIssue;
+
+/** The issue a union's failure comes down to: the branch that got furthest into the value, as zod_message.ts. */
+function innermost(issue: Issue): Issue {
+  if (issue.code !== "invalid_union" || !issue.errors.length) return issue;
+  const deepest = issue.errors.map((branch) => branch[0]).filter((first) => first?.path.length)
+    .sort((a, b) => b.path.length - a.path.length)[0];
+  return deepest ? innermost({ ...deepest, path: [...issue.path, ...deepest.path] }) : issue;
+}
+
+/** zod's one sentence, except for a block or mode type not known here and a missing field, said plainly. */
+function describe(error: z.ZodError): string {
+  const issue = innermost(error.issues[0]);
+  const field = describeZodError(new z.ZodError([{ ...issue, code: "custom", message: "" }])).trimEnd();
+  if (issue.code === "invalid_union" && "options" in issue && Array.isArray(issue.options)) {
+    // The block types read only to be refused by name are no choice to offer.
+    const served = issue.options.filter((o) => !(UNSERVED_BLOCKS as readonly unknown[]).includes(o));
+    return `${field} must be one of ${served.map((o) => JSON.stringify(o)).join(", ")}`;
+  }
+  const missing = (i: Issue | undefined) =>
+    i?.code === "invalid_type" && i.message.endsWith("received undefined");
+  if (missing(issue) || (issue.code === "invalid_union" && issue.errors.every((b) => missing(b[0])))) {
+    return `${field} is required`;
+  }
+  return describeZodError(error);
+}
+
 export function parseMessages(body: unknown): ChatRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new InvalidRequest("Cannot parse request: the body must be a JSON object");
   }
   const parsed = MessagesBody.safeParse(body);
-  if (parsed.success) return toChatRequest(parsed.data);
-  const issue = parsed.error.issues[0];
-  // A content block, image source, tool choice or thinking mode of a type not known here.
-  if (issue.code === "invalid_union" && "options" in issue && Array.isArray(issue.options)) {
-    const field = describeZodError(parsed.error).replace(/ has an invalid type or value$/, "");
-    const known = issue.options.map((o) => JSON.stringify(o)).join(", ");
-    throw new InvalidRequest(`Cannot parse request: ${field} must be one of ${known}`);
-  }
-  if (issue.code === "invalid_type" && issue.message.endsWith("received undefined")) {
-    const field = describeZodError(parsed.error).replace(/ must be an? \S+$/, "");
-    throw new InvalidRequest(`Cannot parse request: ${field} is required`);
-  }
-  throw new InvalidRequest(`Cannot parse request: ${describeZodError(parsed.error)}`);
+  if (!parsed.success) throw new InvalidRequest(`Cannot parse request: ${describe(parsed.error)}`);
+  return toChatRequest(parsed.data);
 }
 
 /** A count_tokens body: a Messages body without the token limit, which counting needs no more than Anthropic. */
