@@ -185,6 +185,8 @@ const ADMIN_PATHS = [
   "/admin/servers",
   "/admin/users",
   "/admin/audit",
+  "/admin/api/commands",
+  "/admin/api/openapi.json",
 ];
 
 /** An error's code, after checking the body has the error shape of the path's format. */

@@ -1,15 +1,15 @@
 /**
- * @module `admin audit`: the changes made through the CLI and the admin page, newest first. A command without
- * verbs, since it only reads.
+ * @module `admin audit`: the changes made through the CLI, the admin page and the admin API, newest first. A
+ * command without verbs, since it only reads.
  */
 import { type Actor, changesText, listAudit } from "../audit/mod.ts";
 import type { Verb } from "./command.ts";
 import { isoInstant } from "./iso_time.ts";
 import { table } from "./output.ts";
 
+/** `cli`; `page`, its session's tag and address; `api` and the caller's address. */
 export function actorText(actor: Actor): string {
-  if (actor.kind === "cli") return "cli";
-  return ["page", actor.session, actor.address].filter((part) => part !== undefined).join(" ");
+  return [actor.kind, actor.session, actor.address].filter((part) => part !== undefined).join(" ");
 }
 
 export const AUDIT_COMMAND: Verb = {

@@ -1,13 +1,16 @@
 /**
- * @module The audit trail: one record per change made through the admin CLI or the admin page, stored under
+ * @module The audit trail: one record per change made through the admin CLI, page or HTTP API, stored under
  * ["audit", ulid] so the store lists them in time order. Records hold the changed fields before and after,
  * taken from the records' printable views, which never contain a secret or a digest.
  */
 export const AUDIT_PREFIX = "audit";
 
-/** Where a change came from: the CLI, or a page session (a tag derived from its cookie, and the address). */
+/**
+ * Where a change came from: the CLI on the store, a page session (a tag derived from its cookie, and the
+ * address), or the admin HTTP API (the caller's address), which the CLI with `--gateway` uses.
+ */
 export interface Actor {
-  kind: "cli" | "page";
+  kind: "cli" | "page" | "api";
   session?: string;
   address?: string;
 }

@@ -1,0 +1,8 @@
+/** GET /admin/api/openapi.json: the admin HTTP API's OpenAPI document, for holders of the admin token. */
+import type { RouteModule } from "../../../lib/http/route.ts";
+import { openApiDocument } from "../../../lib/admin/http_api.ts";
+
+export default {
+  face: "openai",
+  handlers: (deps) => ({ GET: (request) => openApiDocument(request, deps) }),
+} satisfies RouteModule;
