@@ -4,6 +4,7 @@
  * way so they always meet on one store.
  */
 import { withLockRetry } from "./lock_retry.ts";
+import { makePrivateDir, makePrivateFiles } from "./private_files.ts";
 
 export const DEFAULT_KV_PATH = "./data/gateway.kv";
 
@@ -22,9 +23,10 @@ export async function openStore(path?: string): Promise<Deno.Kv> {
   const remote = /^https?:\/\//.test(target);
   if (!remote && target !== ":memory:") {
     const dir = target.replace(/[\\/][^\\/]*$/, "");
-    if (dir && dir !== target) await Deno.mkdir(dir, { recursive: true });
+    if (dir && dir !== target) await makePrivateDir(dir);
   }
   const kv = await Deno.openKv(target);
+  if (!remote && target !== ":memory:") await makePrivateFiles(target);
   return remote || target === ":memory:" ? kv : withLockRetry(kv);
 }
 
