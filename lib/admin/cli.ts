@@ -1,11 +1,15 @@
 /**
  * @module The admin CLI: `deno task admin <noun> <verb> [flags]`, or `deno task admin <command> [flags]` for
- * the few commands that are a noun alone (`usage`), on the store. The command line is run by `runCommandLine`,
- * so the contract's output rules (one JSON value under `--json`, one line on stderr, exit 2 for a wrong command
- * line, 1 for a refused change) hold for every verb alike.
+ * the few commands that are a noun alone (`usage`), on the store; with `--gateway URL [--token TOKEN]` before
+ * the command, on a running gateway through its admin API. Either way the command line is run by
+ * `runCommandLine` (here, or there), so the contract's output rules (one JSON value under `--json`, one line
+ * on stderr, exit 2 for a wrong command line, 1 for a refused change) hold for every verb and both ways alike.
  */
 import { openStore } from "../store/kv.ts";
 import { type CommandOutcome, helpOutcome, runCommandLine } from "./command_line.ts";
+import { UsageError } from "./flags.ts";
+import { cliRequest } from "./gateway_target.ts";
+import { runRemote } from "./http_client.ts";
 
 export interface AdminIo {
   kv: Deno.Kv;
@@ -34,8 +38,17 @@ export async function runAdmin(args: string[], io: AdminIo): Promise<number> {
 async function main(args: string[]): Promise<number> {
   const out = (text: string) => console.log(text);
   const err = (text: string) => console.error(text);
+  let request;
+  try {
+    request = cliRequest(args, Deno.env.get("GATEWAY_ADMIN_TOKEN"));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    err(`admin: ${error.message}`);
+    return 2;
+  }
+  if (request.target) return await runRemote(request.args, request.target, { out, err });
   // The help needs no store; opening one would create the default store file where there was none.
-  const helped = helpOutcome(args);
+  const helped = helpOutcome(request.args);
   if (helped) return printOutcome(helped, { out, err });
   const target = Deno.env.get("GATEWAY_KV");
   let kv: Deno.Kv;
@@ -46,7 +59,7 @@ async function main(args: string[]): Promise<number> {
     return 1;
   }
   try {
-    return await runAdmin(args, { kv, out, err });
+    return await runAdmin(request.args, { kv, out, err });
   } finally {
     kv.close();
   }

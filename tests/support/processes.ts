@@ -7,15 +7,22 @@ import assert from "node:assert/strict";
 const root = new URL("../..", import.meta.url).pathname;
 
 export async function admin(env: Record<string, string>, ...args: string[]) {
+  const out = await adminCli(env, [...args, "--json"]);
+  assert.equal(out.code, 0, out.stderr);
+  return JSON.parse(out.stdout);
+}
+
+/** `deno task admin ARGS`: its exit status and what it printed, unchecked. */
+export async function adminCli(env: Record<string, string>, args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", "admin", ...args, "--json"],
+    args: ["task", "--quiet", "admin", ...args],
     cwd: root,
     env,
     stdout: "piped",
     stderr: "piped",
   }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return JSON.parse(new TextDecoder().decode(out.stdout));
+  const text = new TextDecoder();
+  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
 }
 
 export interface GatewayProcess {
