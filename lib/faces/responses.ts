@@ -34,8 +34,11 @@ function renderResult(result: ChatResult, ctx: RenderContext) {
   if (result.content || !result.toolCalls.length) {
     output.push(messageItem(itemId("msg", frame, output.length), result.content, status));
   }
+  const callIds = new Set<string>();
   for (const call of result.toolCalls) {
-    output.push(functionCallItem(itemId("fc", frame, output.length), call, callIdOf(call), "completed"));
+    output.push(
+      functionCallItem(itemId("fc", frame, output.length), call, callIdOf(call, callIds), "completed"),
+    );
   }
   return responseObject(frame, {
     status,

@@ -51,8 +51,17 @@ export function functionCallItem(id: string, call: ToolCall, callId: string, sta
   };
 }
 
-/** The client pairs a call's output with it by this id; backends that send none get one made up. */
-export const callIdOf = (call: ToolCall) => call.id ?? newToolCallId();
+/**
+ * The client pairs a call's output with it by this id, so each call of a response needs its own: one the
+ * backend sent none for, or sent again for another call (the SDKs refuse a response that repeats one), gets
+ * one made up. `used` holds the response's ids so far.
+ */
+export function callIdOf(call: ToolCall, used: Set<string>): string {
+  let id = call.id;
+  while (id === undefined || used.has(id)) id = newToolCallId();
+  used.add(id);
+  return id;
+}
 
 export function usageOf(promptTokens: number, completionTokens: number): Json {
   return {

@@ -56,6 +56,7 @@ export function responsesStreamRenderer(ctx: StreamContext): StreamRenderer {
   let sequence = 0;
   let started = false;
   let delivered = 0;
+  const callIds = new Set<string>();
 
   const send = (type: string, fields: Json) =>
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
@@ -122,7 +123,7 @@ export function responsesStreamRenderer(ctx: StreamContext): StreamRenderer {
   const functionCall = (call: ToolCall): string => {
     const index = output.length;
     const id = itemId("fc", frame, index);
-    const callId = callIdOf(call);
+    const callId = callIdOf(call, callIds);
     const done = functionCallItem(id, call, callId, "completed");
     output.push(done);
     const args = done.arguments as string;
