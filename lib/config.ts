@@ -87,6 +87,11 @@ const ConfigSchema = z.object({
   /** Open client connections at most; unset: 4096, lowered on its own if file descriptors run out first. */
   GATEWAY_MAX_CONNECTIONS: z.coerce.number().int().positive().optional(),
   /**
+   * Open client connections at most from one address (0: no such limit); trusted proxies (GATEWAY_TRUST_PROXY)
+   * have none. One client's idle connections would otherwise take every place.
+   */
+  GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(512),
+  /**
    * Web origins (`https://app.example.com`, comma-separated, or `*`) that may read answers to keys without a
    * domain list, and refusals without a valid key. A key with a domain list answers only its own sites.
    */
@@ -182,6 +187,7 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Undefined: the listener's default, lowered on its own if file descriptors run out first. */
   maxConnections?: number;
+  maxConnectionsPerAddress: number;
   /** Undefined: one per core. */
   workers?: number;
   /** Origins that may read answers to keys without a domain list; `*` for any. */
@@ -245,6 +251,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     headTimeoutMs: e.GATEWAY_HEAD_TIMEOUT_MS,
     keepAliveTimeoutMs: e.GATEWAY_KEEPALIVE_TIMEOUT_MS,
     maxConnections: e.GATEWAY_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: e.GATEWAY_MAX_CONNECTIONS_PER_ADDRESS,
     workers: e.GATEWAY_WORKERS,
     corsOrigins: e.GATEWAY_CORS_ORIGINS,
     routing: e.GATEWAY_ROUTING,

@@ -9,6 +9,7 @@ import { admin, type GatewayProcess, startGateway } from "./support/processes.ts
 import { killChild, waitFor } from "./support/chat_streams.ts";
 import { connectTo, postOn, readUntilClosed, send } from "./support/raw_http.ts";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
+import http from "node:http";
 import { eventually, PATIENCE_MS } from "./support/wait_for.ts";
 
 const GATEWAY = ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"];
@@ -177,6 +178,81 @@ Deno.test("a body refused while still uploading (413) reaches the client: fetch 
       }
     }
     assert.deepEqual(seen, Array(10).fill("413 payload_too_large"));
+  });
+});
+
+/** A chat sent from another loopback address (127.0.0.2), as a second client machine would send it. */
+function chatFrom(localAddress: string, url: string, key: string): Promise<number> {
+  const { hostname, port } = new URL(url);
+  const body = JSON.stringify(CHAT);
+  return new Promise((resolve, reject) => {
+    const request = http.request({
+      host: hostname,
+      port,
+      path: "/v1/chat/completions",
+      method: "POST",
+      localAddress,
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+    }, (response) => {
+      response.resume();
+      response.on("end", () => resolve(response.statusCode ?? 0));
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+Deno.test("4,096 idle connections from one address take no place from another: it is answered while they stay open", async () => {
+  // Idle connections live 10 minutes here: without a limit per address they would hold every place that long.
+  await withGateway({ GATEWAY_KEEPALIVE_TIMEOUT_MS: "600000" }, async ({ gateway, key, metricsUrl }) => {
+    const { hostname, port } = new URL(gateway.url);
+    const flood: Deno.TcpConn[] = [];
+    try {
+      for (let i = 0; i < 4_096; i++) {
+        const conn = await Deno.connect({ hostname, port: Number(port) });
+        flood.push(conn);
+        // One request each, so every connection is a served, idle one, as a client's keep-alive pool holds.
+        await send(conn, "GET / HTTP/1.1\r\nHost: gateway\r\n\r\n").catch(() => false);
+      }
+      const closed = await waitForMetric(
+        metricsUrl,
+        'gateway_connections_closed_total{reason="address"}',
+        (n) => n === 4_096 - 512,
+      );
+      assert.equal(closed, 4_096 - 512, "every connection over the address's 512 was closed at once");
+      const started = performance.now();
+      const status = await chatFrom("127.0.0.2", gateway.url, key);
+      console.log(`another address answered in ${Math.round(performance.now() - started)} ms`);
+      assert.equal(status, 200);
+      assert.equal(
+        await metric(metricsUrl, 'gateway_connections_closed_total{reason="address"}'),
+        4_096 - 512,
+        "the second address was not counted with the first",
+      );
+    } finally {
+      for (const conn of flood) {
+        try {
+          conn.close();
+        } catch { /* closed by the gateway */ }
+      }
+    }
+  });
+});
+
+Deno.test("a trusted proxy carries many clients: its connections have no limit per address", async () => {
+  const env = { GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: "8", GATEWAY_TRUST_PROXY: "127.0.0.1" };
+  await withGateway(env, async ({ gateway, key, metricsUrl }) => {
+    const conns = await idleConnections(gateway.url, 20);
+    try {
+      // Each of the 20 is served, the last ones included.
+      for (const conn of conns) {
+        const { status } = await postOn(conn, "/v1/chat/completions", key, CHAT);
+        assert.equal(status, 200);
+      }
+      assert.equal(await metric(metricsUrl, 'gateway_connections_closed_total{reason="address"}'), 0);
+    } finally {
+      closeAll(conns);
+    }
   });
 });
 

@@ -21,6 +21,12 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
   /** Open connections at most; more wait to be accepted. */
   maxConnections: number;
+  /**
+   * Open connections at most from one address (0: no such limit); more are closed at once, so that one
+   * client's idle connections cannot take every place. Addresses `exempt` says (trusted proxies) have none.
+   */
+  maxPerAddress?: number;
+  exempt?: (address: string) => boolean;
 }
 
 export interface ConnectionStats {
@@ -30,8 +36,8 @@ export interface ConnectionStats {
   waitsAtLimit: number;
   /** Accepts that failed (out of descriptors, most often). */
   acceptFailures: number;
-  /** Connections closed by the gateway, by reason. */
-  closed: { head: number; idle: number };
+  /** Connections closed by the gateway, by reason (`address`: over the limit of one address). */
+  closed: { head: number; idle: number; address: number };
 }
 
 /** What the handler learns of a request's connection; `secrets` lives as long as the connection does. */
@@ -171,8 +177,10 @@ function ownListener(
     limit: limits.maxConnections,
     waitsAtLimit: 0,
     acceptFailures: 0,
-    closed: { head: 0, idle: 0 },
+    closed: { head: 0, idle: 0, address: 0 },
   };
+  const perAddress = new Map<string, number>();
+  const maxPerAddress = limits.maxPerAddress ?? 0;
   let closing = false;
   let slotFreed: (() => void) | undefined;
 
@@ -196,8 +204,21 @@ function ownListener(
   };
 
   const accept = (tcp: Deno.Conn) => {
-    const conn = new Connection();
     const remoteAddr = tcp.remoteAddr as Deno.NetAddr;
+    const from = remoteAddr.hostname;
+    const counted = maxPerAddress > 0 && !limits.exempt?.(from);
+    if (counted) {
+      const now = perAddress.get(from) ?? 0;
+      if (now >= maxPerAddress) {
+        stats.closed.address++;
+        try {
+          tcp.close();
+        } catch { /* already gone */ }
+        return;
+      }
+      perAddress.set(from, now + 1);
+    }
+    const conn = new Connection();
     open.add(conn);
     let closeAfter = false;
     // The runtime does not act on an answer's `Connection: close` (a refusal that leaves the request body
@@ -226,6 +247,11 @@ function ownListener(
     serve(tcp, conn.abort.signal, perRequest, onError, () => {}).finished.catch(() => {}).finally(() => {
       open.delete(conn);
       conn.ended();
+      if (counted) {
+        const left = (perAddress.get(from) ?? 1) - 1;
+        if (left > 0) perAddress.set(from, left);
+        else perAddress.delete(from);
+      }
       slotFreed?.();
     });
   };

@@ -6,6 +6,7 @@
 import type { Config } from "../config.ts";
 import type { ConnectionEnv } from "./app.ts";
 import type { Drain } from "./drain.ts";
+import { parseAddress, RangeList } from "../policy/ip_address.ts";
 import { type ConnectionInfo, DEFAULT_MAX_CONNECTIONS, listen, type Listening } from "./listener.ts";
 
 interface FetchApp {
@@ -38,6 +39,18 @@ export function listenForGateway(
       headTimeoutMs: config.headTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
       maxConnections: config.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+      maxPerAddress: config.maxConnectionsPerAddress,
+      exempt: trustedProxy(config.trustProxy),
     },
   }, handler);
+}
+
+/** Whether an address is one of the trusted proxies, which carry many clients' connections. */
+function trustedProxy(entries: readonly string[]): ((address: string) => boolean) | undefined {
+  const proxies = RangeList.strict(entries);
+  if (proxies.size === 0) return undefined;
+  return (address) => {
+    const parsed = parseAddress(address);
+    return parsed !== null && proxies.has(parsed);
+  };
 }

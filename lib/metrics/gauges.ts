@@ -108,7 +108,8 @@ export function connectionMetrics(prom: PromClient, registry: Registry, stats: (
   });
   new prom.Counter({
     name: "gateway_connections_closed_total",
-    help: "Connections the gateway closed: request head too slow (head) or idle too long (idle).",
+    help:
+      "Connections the gateway closed: request head too slow (head), idle too long (idle), or over the open connections of one address (address).",
     labelNames: ["reason"],
     registers,
     collect() {
@@ -116,6 +117,7 @@ export function connectionMetrics(prom: PromClient, registry: Registry, stats: (
       this.reset();
       this.inc({ reason: "head" }, closed.head);
       this.inc({ reason: "idle" }, closed.idle);
+      this.inc({ reason: "address" }, closed.address);
     },
   });
 }
