@@ -23,6 +23,11 @@
  *   request of the key takes it, so the store is not written again. Another process sharing the store does
  *   not see it, as with headroom: it finds the counter as the claims left it.
  * - `remaining` is as this process last saw the counter; other processes may have spent some since.
+ *
+ * Cost. A claim is one round trip when this process wrote the counter last (or nobody wrote it yet this
+ * minute): the commit checks the versionstamp of that write instead of reading the counter first. Should the
+ * check fail, another process claims this key's slots too: the counter is read, and in that minute every
+ * later claim reads it first (two round trips), since guessing would most often be wrong.
  */
 import { StoreUnavailable } from "../errors.ts";
 
@@ -52,6 +57,13 @@ interface KeyWindow {
   counter: number;
   /** The counter reached the limit: nothing more can be claimed this minute. */
   exhausted: boolean;
+  /**
+   * The versionstamp of `counter` when this process wrote or read it last and nobody is known to have written
+   * it since (null: it did not exist); undefined when it must be read.
+   */
+  versionstamp: string | null | undefined;
+  /** Another process claimed in this minute too: read before each claim instead of guessing. */
+  shared: boolean;
   /** Requests waiting for a slot. */
   waiting: number;
   claim?: Promise<void>;
@@ -104,7 +116,18 @@ export class RateLimiter {
     let w = this.#windows.get(keyId);
     if (!w || w.minute < minute) {
       if (this.#windows.size > 10_000) this.#sweep(minute);
-      w = { minute, limit, claimed: 0, spent: 0, counter: 0, exhausted: false, waiting: 0 };
+      // A minute's counter starts absent: the first claim of it can go without reading it.
+      w = {
+        minute,
+        limit,
+        claimed: 0,
+        spent: 0,
+        counter: 0,
+        exhausted: false,
+        versionstamp: null,
+        shared: false,
+        waiting: 0,
+      };
       this.#windows.set(keyId, w);
     } else if (w.limit !== limit) {
       // Slots claimed under another limit are dropped so a lowered limit binds now, not next minute.
@@ -127,26 +150,38 @@ export class RateLimiter {
     const headroom = Math.min(Math.floor(w.limit * HEADROOM_FRACTION), MAX_HEADROOM);
     try {
       for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-        const entry = await this.kv.get<Deno.KvU64>(key);
-        const counter = Number(entry.value?.value ?? 0n);
+        const guessed = w.versionstamp !== undefined && !w.shared;
+        if (!guessed) {
+          const entry = await this.kv.get<Deno.KvU64>(key);
+          w.counter = Number(entry.value?.value ?? 0n);
+          w.versionstamp = entry.versionstamp;
+        }
+        const counter = w.counter;
+        const versionstamp = w.versionstamp!;
         const want = Math.max(1, w.waiting - (w.claimed - w.spent)) + headroom;
+        // A counter known from this process's own write is at least that: it only grows within its minute.
         const grant = Math.min(want, w.limit - counter);
         if (grant <= 0) {
-          w.counter = counter;
           w.exhausted = true;
           return;
         }
         const result = await this.kv.atomic()
-          .check(entry)
+          .check({ key, versionstamp })
           .set(key, new Deno.KvU64(BigInt(counter + grant)), { expireIn: COUNTER_TTL_MS })
           .commit();
         if (result.ok) {
           w.claimed += grant;
           w.counter = counter + grant;
+          w.versionstamp = result.versionstamp;
           return;
         }
+        // Someone else wrote the counter since: it is read again, and before every claim of this minute.
+        if (guessed) w.shared = true;
+        w.versionstamp = undefined;
       }
     } catch (error) {
+      // Whether a commit that failed so landed is not known: the counter is read before the next claim.
+      w.versionstamp = undefined;
       console.error("gateway: rate limit: store failure:", error);
       throw new StoreUnavailable("rate limit", error);
     }

@@ -95,3 +95,38 @@ Deno.test("a slot given back by a later refusal is the key's next request's, wit
   for (let i = 0; i < 2; i++) assert.ok((await limiter.admit("key_a", 3, T0 + 60_000)).admitted);
   assert.equal((await limiter.admit("key_a", 3, T0 + 60_000)).admitted, false, "spent in a minute now over");
 });
+
+/** Counts the reads and commits a limiter makes, by wrapping the real store. */
+function counted(kv: Deno.Kv) {
+  const counts = { reads: 0, commits: 0 };
+  const get = kv.get.bind(kv);
+  const atomic = kv.atomic.bind(kv);
+  kv.get = ((key: Deno.KvKey) => (counts.reads++, get(key))) as typeof kv.get;
+  kv.atomic = () => {
+    const op = atomic();
+    const commit = op.commit.bind(op);
+    op.commit = () => (counts.commits++, commit());
+    return op;
+  };
+  return counts;
+}
+
+Deno.test("a claim is one commit without a read while this process wrote the counter last; a claim from elsewhere makes the next ones read first", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const counts = counted(kv);
+  const limiter = new RateLimiter(kv);
+  for (let i = 0; i < 5; i++) assert.ok((await limiter.admit("key_a", 50, T0)).admitted);
+  assert.deepEqual(counts, { reads: 0, commits: 5 }, "one round trip per claim");
+
+  // Another process claims a slot of the same minute.
+  assert.ok((await new RateLimiter(kv).admit("key_a", 50, T0)).admitted);
+  counts.reads = counts.commits = 0;
+  const after = await limiter.admit("key_a", 50, T0);
+  assert.deepEqual([after.admitted, after.remaining], [true, 43]);
+  assert.deepEqual(counts, { reads: 1, commits: 2 }, "the guess failed, then read and claimed");
+  counts.reads = counts.commits = 0;
+  assert.ok((await limiter.admit("key_a", 50, T0)).admitted);
+  assert.deepEqual(counts, { reads: 1, commits: 1 }, "a shared counter is read before a claim");
+  const counter = await kv.get<Deno.KvU64>(rateCounterKey("key_a", Math.floor(T0 / 60_000)));
+  assert.equal(counter.value!.value, 8n);
+});

@@ -26,6 +26,8 @@ async function readPrefix<T extends { name: string }>(kv: Deno.Kv, prefix: strin
 export class StoreView {
   #snapshot: Snapshot = { servers: new Map(), clusters: new Map(), users: new Map() };
   #keys = new Map<string, KeyRecord | null>();
+  /** Lookups under way, by digest: requests that arrive together with a key not cached share one read. */
+  readonly #reading = new Map<string, Promise<KeyRecord | null>>();
   /** Advances on every reload so a lookup that raced a reload does not cache stale data. */
   #epoch = 0;
   #generation = -1n;
@@ -58,6 +60,8 @@ export class StoreView {
     ]);
     this.#snapshot = { servers, clusters, users };
     this.#keys = new Map();
+    // A lookup begun before the change may have read what it changed: later requests read afresh.
+    this.#reading.clear();
     this.#epoch++;
     this.#generation = generation;
     return true;
@@ -82,7 +86,17 @@ export class StoreView {
    */
   findKey(digest: string): KeyRecord | null | Promise<KeyRecord | null> {
     const record = this.#keys.get(digest);
-    return record === undefined ? this.#lookUp(digest) : this.#valid(record, digest);
+    if (record !== undefined) return this.#valid(record, digest);
+    let reading = this.#reading.get(digest);
+    if (!reading) {
+      const started = reading = this.#lookUp(digest);
+      this.#reading.set(digest, started);
+      const done = () => {
+        if (this.#reading.get(digest) === started) this.#reading.delete(digest);
+      };
+      started.then(done, done);
+    }
+    return reading.then((found) => this.#valid(found, digest));
   }
 
   async #lookUp(digest: string): Promise<KeyRecord | null> {
@@ -92,7 +106,7 @@ export class StoreView {
       if (this.#keys.size >= KEY_CACHE_LIMIT) this.#keys.delete(this.#keys.keys().next().value!);
       this.#keys.set(digest, record);
     }
-    return this.#valid(record, digest);
+    return record;
   }
 
   #valid(record: KeyRecord | null, digest: string): KeyRecord | null {

@@ -66,3 +66,21 @@ Deno.test("the snapshot reloads only when the generation moves", async () => {
     view.close();
   }
 });
+
+Deno.test("lookups of one digest that arrive together share one read", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const { secret, record } = await createKey(kv, POLICY);
+  const { kv: counted, counts } = countingKv(kv);
+  const view = await StoreView.open(counted, 60_000);
+  try {
+    const digest = await digestSecret(secret);
+    const before = counts.get;
+    const found = await Promise.all(Array.from({ length: 20 }, () => view.findKey(digest)));
+    assert.deepEqual(found.map((k) => k?.id), Array(20).fill(record.id));
+    assert.equal(counts.get - before, 1);
+    assert.equal((await view.findKey(await digestSecret("not-a-key")))?.id, undefined);
+    assert.equal(counts.get - before, 2, "another digest is another read");
+  } finally {
+    view.close();
+  }
+});

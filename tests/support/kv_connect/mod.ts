@@ -12,6 +12,7 @@ import { LoopbackServer } from "../../fakes/loopback_server.ts";
 import { Credentials } from "./metadata.ts";
 import { Network } from "./network.ts";
 import { snapshotRead } from "./read.ts";
+import { describe, type LoggedRequest } from "./request_log.ts";
 import { BadRequest } from "./schema.ts";
 import { watch, type Watching } from "./watch.ts";
 import { atomicWrite } from "./write.ts";
@@ -36,6 +37,10 @@ export interface KvConnectServer {
   setOutage(on: boolean): Promise<void>;
   /** How many requests of each kind reached the store so far. */
   requests(): Record<Operation, number>;
+  /** Reads and writes that reached the store, in order of arrival, from the `from`th on (see `logLength`). */
+  log(from?: number): LoggedRequest[];
+  /** How many reads and writes reached the store so far: where a later `log` is to start. */
+  logLength(): number;
   close(): Promise<void>;
 }
 
@@ -47,6 +52,8 @@ export async function startKvConnect(
   const network = new Network(latencyMs);
   const watches = new Set<Watching>();
   const counts: Record<Operation, number> = { metadata: 0, snapshot_read: 0, atomic_write: 0, watch: 0 };
+  // Bodies as they came, decoded only when a test asks (`log`).
+  const bodies: [LoggedRequest["operation"], Uint8Array][] = [];
 
   const serve = async (request: Request): Promise<Response> => {
     const operation = operationOf(request);
@@ -65,6 +72,7 @@ export async function startKvConnect(
         headers: { "content-type": "application/octet-stream" },
       });
     }
+    bodies.push([operation, body]);
     const answer = operation === "snapshot_read"
       ? await snapshotRead(store, body)
       : await atomicWrite(store, body);
@@ -102,6 +110,8 @@ export async function startKvConnect(
       }
     },
     requests: () => ({ ...counts }),
+    log: (from = 0) => bodies.slice(from).map(([operation, body]) => describe(operation, body)),
+    logLength: () => bodies.length,
     async close() {
       network.fail();
       for (const watching of watches) watching.cut();
