@@ -19,9 +19,25 @@ export interface PostOptions {
   hasImages: boolean;
 }
 
-/** Backend messages can name internal addresses (runner URLs); clients see them without those. */
+/**
+ * What of a backend's message names its inside: URLs, addresses with or without a port (`10.0.0.5:11434`,
+ * `[fd00::5]:8000`, `gpu-box.internal:11434`), and file paths (model blobs, a runner's binary). A port needs two
+ * digits or more, so a model tag such as `llama3:8b` or `gemma:2` stays.
+ */
+const INSIDE: [RegExp, string][] = [
+  [/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<address>"],
+  [/\[[0-9a-f:.]+\](?::\d+)?/gi, "<address>"],
+  [/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b/g, "<address>"],
+  [/\b[a-z0-9][a-z0-9.-]*:\d{2,5}\b/gi, "<address>"],
+  [/\b[a-z]:\\[^\s"'<>|]+/gi, "<path>"],
+  [/(^|[\s"'(=,:])(?:~|\.{1,2})?(?:\/[\w.@+-]+){2,}\/?/g, "$1<path>"],
+];
+
+/** Backend messages can name internal addresses and files; clients see them without those. */
 function scrub(message: string): string {
-  return message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<address>").slice(0, 300);
+  let out = message;
+  for (const [pattern, replacement] of INSIDE) out = out.replace(pattern, replacement);
+  return out.slice(0, 300);
 }
 
 export function errorMessage(text: string): string {

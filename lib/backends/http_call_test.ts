@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { postJson } from "./http_call.ts";
+import { errorMessage, postJson } from "./http_call.ts";
 import { BadGateway } from "../errors.ts";
 
 /** Whether `promise` settles to true within 2 s. */
@@ -65,4 +65,28 @@ Deno.test("an answer that grows past the limit while read is refused, and its co
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("a backend's message reaches clients without addresses or file paths, its words and model tags kept", () => {
+  const cases: [string, string][] = [
+    [
+      '{"error":"dial tcp 10.0.0.5:11434: connect: connection refused"}',
+      "dial tcp <address>: connect: connection refused",
+    ],
+    ['{"error":"post http://127.0.0.1:41235/completion: EOF"}', "post <address> EOF"],
+    ['{"error":{"message":"runner at [fd00::5]:8000 failed"}}', "runner at <address> failed"],
+    ['{"error":"gpu-box.internal:11434 is not answering"}', "<address> is not answering"],
+    ["model 10.1.2.3 busy", "model <address> busy"],
+    [
+      '{"error":"open /usr/share/ollama/.ollama/models/blobs/sha256-6a0746a1: no such file"}',
+      "open <path>: no such file",
+    ],
+    ['{"error":"cannot load C:\\\\Users\\\\ops\\\\models\\\\q4.gguf"}', "cannot load <path>"],
+    [
+      '{"error":"model \\"llama3:8b\\" not found, try pulling it first"}',
+      'model "llama3:8b" not found, try pulling it first',
+    ],
+    ['{"error":"gemma:2 needs 2/3 of the memory"}', "gemma:2 needs 2/3 of the memory"],
+  ];
+  for (const [body, expected] of cases) assert.equal(errorMessage(body), expected, body);
 });
