@@ -295,7 +295,10 @@ for (const way of WAYS) {
     } finally {
       if (gateway) await killChild(gateway.child);
       await backend.close();
-      if (storeDir) await Deno.remove(storeDir, { recursive: true });
+      // The store is this test's (its origin is), found or not: a failed start may have made it.
+      for (const name of await entries(origins)) {
+        if (!originsBefore.includes(name)) await Deno.remove(`${origins}/${name}`, { recursive: true });
+      }
       await Deno.remove(scratch, { recursive: true });
     }
   });
