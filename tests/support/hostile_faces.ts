@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { type TestGateway, USER_HELLO } from "../harness.ts";
 
-export type FaceLetter = "A" | "B";
+/** Format A (OpenAI's), format B (Ollama's), or Anthropic's Messages API. */
+export type FaceLetter = "A" | "B" | "anthropic";
 
 export const CHAT_PATHS: readonly { path: string; face: FaceLetter }[] = [
   { path: "/v1/chat/completions", face: "A" },
@@ -31,10 +32,32 @@ export interface FaceError {
   message: string;
 }
 
+/** Anthropic's error type for each client-error status (lib/faces/anthropic_errors.ts). */
+const ANTHROPIC_TYPE_FOR_STATUS: Readonly<Record<number, string>> = {
+  400: "invalid_request_error",
+  408: "timeout_error",
+  413: "request_too_large",
+  415: "invalid_request_error",
+};
+
+/** Anthropic's shape: `{"type":"error","error":{type, message, details:{error_code}}}`. */
+function assertAnthropicShape(body: object, status: number, where: string): FaceError {
+  assert.deepEqual(Object.keys(body).sort(), ["error", "type"], `${where}: body keys`);
+  const { type, error } = body as { type: unknown; error: Record<string, unknown> };
+  assert.equal(type, "error", where);
+  assert.deepEqual(Object.keys(error).sort(), ["details", "message", "type"], where);
+  assert.equal(error.type, ANTHROPIC_TYPE_FOR_STATUS[status], `${where}: type for status ${status}`);
+  assert.ok(typeof error.message === "string" && error.message.length > 0, `${where}: empty message`);
+  const code = (error.details as { error_code?: unknown }).error_code;
+  assert.equal(code, CODE_FOR_STATUS[status], `${where}: code for status ${status}`);
+  return { status, code: code as string, message: error.message as string };
+}
+
 /** Checks a parsed error body against the face's shape; `where` names the case in assertion messages. */
 export function assertErrorShape(body: unknown, status: number, face: FaceLetter, where: string): FaceError {
   assert.ok(status >= 400 && status < 500, `${where}: status ${status} is not a client error`);
   assert.ok(typeof body === "object" && body !== null, `${where}: body is not a JSON object`);
+  if (face === "anthropic") return assertAnthropicShape(body, status, where);
   assert.deepEqual(Object.keys(body), ["error"], `${where}: body has other keys than "error"`);
   const error = (body as { error: Record<string, unknown> }).error;
   if (face === "A") {

@@ -1,0 +1,274 @@
+/**
+ * Hostile requests for any JSON path, given its body contract: one rich valid body, and for each field the
+ * values it refuses. Built as hostile_requests.ts builds them for the chat paths: one or two refused field
+ * values in the valid body, a refused image, extremes (deep nesting, giant lists, huge strings) where the body
+ * refuses them, byte-level damage to the valid body's text (truncation, control characters, invalid UTF-8,
+ * trailing junk, JSON that is not an object, non-JSON syntax), wrong content types, and a valid body past the
+ * size limit. Each request knows the status the contract gives it: 415 for the type, else 413 past the size
+ * limit, else 400.
+ */
+import fc from "fast-check";
+import {
+  fieldName,
+  type FieldRule,
+  type JsonKind,
+  type PathPart,
+  RawJson,
+  toJsonText,
+  withField,
+} from "./hostile_bodies.ts";
+
+export interface BodyContract {
+  paths: readonly string[];
+  /** A body every path serves; it holds at least one integer field, which the non-JSON rewrites spoil. */
+  valid(): Record<string, unknown>;
+  rules: readonly FieldRule[];
+  /** Where an image's data goes, and images refused there. */
+  image: { at: PathPart[]; bad: fc.Arbitrary<string> };
+  /** List fields, with an item each accepts and one it refuses, as JSON text. */
+  lists: readonly { at: PathPart[]; good: string; bad: string }[];
+  /** A valid body whose one long string is `text`. */
+  padded(text: string): Record<string, unknown>;
+}
+
+export interface ContractRequest {
+  category: string;
+  label: string;
+  path: string;
+  /** null sends no Content-Type at all. */
+  contentType: string | null;
+  bytes: Uint8Array<ArrayBuffer>;
+  expect: 400 | 413 | 415;
+}
+
+interface Damage {
+  category: string;
+  label: string;
+  bytes: Uint8Array<ArrayBuffer>;
+  contentType?: string | null;
+}
+
+const encode = (text: string) => new TextEncoder().encode(text);
+const ALL_KINDS: readonly JsonKind[] = ["null", "boolean", "number", "string", "array", "object"];
+
+const OF_KIND: Record<JsonKind, fc.Arbitrary<unknown>> = {
+  null: fc.constant(null),
+  boolean: fc.boolean(),
+  number: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })),
+  string: fc.string({ maxLength: 24 }),
+  array: fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 4 }),
+  object: fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 4 }),
+};
+
+function describe(value: unknown): string {
+  const text = value instanceof RawJson ? value.text : JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 60)}… (${text.length} chars)` : text;
+}
+
+/** Values a rule refuses, each tagged with how it breaks the field. */
+function refusedBy(rule: FieldRule): fc.Arbitrary<{ category: string; value: unknown }> {
+  const wrongKinds = ALL_KINDS.filter((k) => !rule.kinds.includes(k));
+  const out = [
+    fc.constantFrom(...wrongKinds).chain((k) => OF_KIND[k]).map((value) => ({
+      category: "wrong-kind",
+      value,
+    })),
+  ];
+  const bad: fc.Arbitrary<unknown>[] = [];
+  if (rule.bad?.length) bad.push(fc.constantFrom(...rule.bad));
+  const oneOf = rule.oneOf;
+  if (oneOf) bad.push(fc.string({ maxLength: 16 }).filter((s) => !oneOf.includes(s)));
+  if (rule.numbers === "int" || rule.numbers === "positive") {
+    bad.push(fc.double({ min: -1e6, max: 1e6, noNaN: true }).filter((x) => !Number.isInteger(x)));
+  }
+  if (rule.numbers === "positive") bad.push(fc.integer({ min: -1e9, max: 0 }));
+  if (bad.length) out.push(fc.oneof(...bad).map((value) => ({ category: "bad-value", value })));
+  return fc.oneof(...out);
+}
+
+function splice(text: string, at: number, insert: Uint8Array): Uint8Array<ArrayBuffer> {
+  const bytes = encode(text);
+  const i = at % (bytes.length + 1);
+  return new Uint8Array([...bytes.subarray(0, i), ...insert, ...bytes.subarray(i)]);
+}
+
+/** C0 controls other than the JSON whitespace ones: invalid anywhere in JSON text, in a string or not. */
+const CONTROL = [...Array(32).keys()].filter((c) => c !== 9 && c !== 10 && c !== 13);
+/** Byte sequences that are never valid UTF-8: lone continuations, overlongs, surrogates, cut sequences. */
+const INVALID_UTF8 = [[0x80], [0xbf], [0xc0, 0xaf], [0xc1, 0x81], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf5], [
+  0xff,
+]];
+/** The first integer value of the text, which the number rewrites spoil. */
+const INTEGER = /:(\d+)([,}\]])/;
+/** Rewrites of any valid text that no JSON parser accepts. */
+const NOT_JSON: readonly [string, (text: string) => string][] = [
+  ["single quotes", (t) => t.replaceAll('"', "'")],
+  ["trailing comma", (t) => t.slice(0, -1) + ",}"],
+  ["NaN literal", (t) => t.replace(INTEGER, ":NaN$2")],
+  ["leading zero", (t) => t.replace(INTEGER, ":0$1$2")],
+  ["hex number", (t) => t.replace(INTEGER, ":0x$1$2")],
+  ["comment", (t) => `/* hi */${t}`],
+  ["unquoted key", (t) => t.replace(/^\{"(\w+)":/, "{$1:")],
+  ["two bodies", (t) => t + t],
+];
+
+const WRONG_TYPES = [
+  null,
+  "",
+  "text/plain",
+  "text/json",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  "application/jsonp",
+  "application/json-seq",
+  "application/xml",
+  "application/octet-stream",
+  "*/*",
+];
+
+export function contractRequests(
+  contract: BodyContract,
+  maxBodyBytes: number,
+): fc.Arbitrary<ContractRequest> {
+  const validText = toJsonText(contract.valid());
+  if (!INTEGER.test(validText)) throw new Error("the valid body needs an integer field");
+  const body = (category: string, changes: { at: PathPart[]; value: unknown }[]): Damage => {
+    const mutated = changes.reduce((b, c) => withField(b, c.at, c.value), contract.valid());
+    const label = changes.map((c) => `${fieldName(c.at)} = ${describe(c.value)}`).join("; ");
+    return { category, label, bytes: encode(toJsonText(mutated)) };
+  };
+
+  const fieldMutations = fc.array(
+    fc.constantFrom(...contract.rules).chain((rule) =>
+      refusedBy(rule).map(({ category, value }) => ({ category, at: rule.at, value }))
+    ),
+    { minLength: 1, maxLength: 2 },
+  ).map((changes) => body(changes[0].category, changes));
+
+  const imageMutations = contract.image.bad.map((image) =>
+    body("bad-image", [{ at: contract.image.at, value: image }])
+  );
+
+  const refusesKind = (kind: JsonKind) => contract.rules.filter((r) => !r.kinds.includes(kind));
+  const deepNesting = fc.tuple(fc.integer({ min: 500, max: 50_000 }), fc.boolean()).chain(([depth, arrays]) =>
+    fc.constantFrom(...refusesKind(arrays ? "array" : "object")).map((rule) => {
+      const text = arrays
+        ? "[".repeat(depth) + "]".repeat(depth)
+        : '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+      return body("deep-nesting", [{ at: rule.at, value: new RawJson(text) }]);
+    })
+  );
+  const giantArray = fc.tuple(
+    fc.constantFrom(...contract.lists),
+    fc.integer({ min: 1_000, max: 100_000 }),
+    fc.boolean(),
+  )
+    .map(([list, n, allBad]) => {
+      const items = allBad ? Array(n).fill(list.bad) : [...Array(n - 1).fill(list.good), list.bad];
+      return body("giant-array", [{ at: list.at, value: new RawJson(`[${items.join(",")}]`) }]);
+    });
+  const hugeString = fc.tuple(
+    fc.integer({ min: 10_000, max: 400_000 }),
+    fc.constantFrom(
+      ...contract.rules.filter((r) => r.oneOf || !r.kinds.includes("string")),
+      "image" as const,
+    ),
+  ).map(([size, where]) =>
+    where === "image"
+      ? body("huge-string", [{ at: contract.image.at, value: `!${"A".repeat(size)}` }])
+      : body("huge-string", [{ at: where.at, value: "x".repeat(size) }])
+  );
+
+  const junk: fc.Arbitrary<Damage> = fc.oneof(
+    fc.nat({ max: validText.length - 1 }).map((n) => ({
+      category: "truncated",
+      label: `the first ${n} of ${validText.length} characters`,
+      bytes: encode(validText.slice(0, n)),
+    })),
+    fc.tuple(fc.constantFrom(...CONTROL), fc.nat()).map(([c, at]) => ({
+      category: "control-char",
+      label: `byte 0x${c.toString(16)} inserted at ${at % (validText.length + 1)}`,
+      bytes: splice(validText, at, new Uint8Array([c])),
+    })),
+    fc.tuple(fc.constantFrom(...INVALID_UTF8), fc.nat()).map(([seq, at]) => ({
+      category: "invalid-utf8",
+      label: `bytes ${seq.map((b) => b.toString(16)).join(" ")} inserted at ${at % (validText.length + 1)}`,
+      bytes: splice(validText, at, new Uint8Array(seq)),
+    })),
+    fc.tuple(fc.uint8Array({ maxLength: 300 }), fc.nat()).map(([random, at]) => {
+      const i = at % (random.length + 1);
+      return {
+        category: "random-bytes",
+        label: `${random.length + 1} random bytes with 0xff at ${i}`,
+        bytes: new Uint8Array([...random.subarray(0, i), 0xff, ...random.subarray(i)]),
+      };
+    }),
+    fc.tuple(fc.constantFrom(..."}]),:x<#'"), fc.string({ maxLength: 40 })).map(([first, rest]) => ({
+      category: "trailing-junk",
+      label: `${JSON.stringify(first + rest)} after the body`,
+      bytes: encode(validText + first + rest),
+    })),
+    fc.constantFrom(...NOT_JSON).map(([name, rewrite]) => ({
+      category: "not-json",
+      label: name,
+      bytes: encode(rewrite(validText)),
+    })),
+    fc.jsonValue({ maxDepth: 3 }).filter((v) => typeof v !== "object" || v === null || Array.isArray(v)).map(
+      (v) => ({
+        category: "not-object",
+        label: `body ${JSON.stringify(v).slice(0, 60)}`,
+        bytes: encode(JSON.stringify(v)),
+      }),
+    ),
+  );
+
+  const wrongType: fc.Arbitrary<Damage> = fc.oneof(
+    fc.constantFrom(...WRONG_TYPES),
+    fc.tuple(
+      fc.constantFrom("text", "application", "image", "multipart"),
+      fc.stringMatching(/^[a-z][a-z.-]{0,15}$/),
+    )
+      .filter(([, sub]) => !sub.includes("json"))
+      .map(([type, sub]) => `${type}/${sub}`),
+  ).map((contentType) => ({
+    category: "content-type",
+    label: `Content-Type ${JSON.stringify(contentType)}`,
+    bytes: encode(validText),
+    contentType,
+  }));
+
+  const overLimit: fc.Arbitrary<Damage> = fc.integer({ min: 1, max: maxBodyBytes }).map((extra) => {
+    const text = toJsonText(contract.padded("x".repeat(maxBodyBytes + extra)));
+    return { category: "over-limit", label: `a valid body of ${text.length} bytes`, bytes: encode(text) };
+  });
+
+  const damage = fc.oneof(
+    { weight: 5, arbitrary: fieldMutations },
+    { weight: 1, arbitrary: imageMutations },
+    { weight: 1, arbitrary: fc.oneof(deepNesting, giantArray, hugeString) },
+    { weight: 3, arbitrary: junk },
+    { weight: 1, arbitrary: wrongType },
+    { weight: 1, arbitrary: overLimit },
+  );
+  return fc.tuple(fc.constantFrom(...contract.paths), damage).map(([path, d]) => {
+    const contentType = d.contentType === undefined ? "application/json" : d.contentType;
+    const expect = d.contentType !== undefined ? 415 : d.bytes.length > maxBodyBytes ? 413 : 400;
+    return { category: d.category, label: d.label, path, contentType, bytes: d.bytes, expect };
+  });
+}
+
+/** Sends one hostile request with the key in `keyHeaders`; a hang fails the case instead of the run. */
+export function sendContractRequest(
+  baseUrl: string,
+  keyHeaders: Record<string, string>,
+  r: ContractRequest,
+): Promise<Response> {
+  const headers: Record<string, string> = { ...keyHeaders };
+  if (r.contentType !== null) headers["Content-Type"] = r.contentType;
+  return fetch(`${baseUrl}${r.path}`, {
+    method: "POST",
+    headers,
+    body: r.bytes,
+    signal: AbortSignal.timeout(10_000),
+  });
+}
