@@ -143,6 +143,40 @@ Deno.test("tools and tool_choice pass only for keys with tools", async () => {
   assert.equal(s.fake().last.tools, undefined, "tool_choice none means the model is offered no tools");
 });
 
+Deno.test("a key without tools sends no tool history: calls and results are taken out, its words kept", async () => {
+  await using s = await Scenario.start();
+  const plain = await s.gw.key();
+  const res = await s.gw.post(A, plain, {
+    messages: [
+      ...USER_HELLO,
+      {
+        role: "assistant",
+        content: "Let me look.",
+        tool_calls: [{
+          id: "c1",
+          type: "function",
+          function: { name: "run_shell", arguments: '{"cmd":"id"}' },
+        }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "uid=0(root)" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c2", type: "function", function: { name: "x", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "c2", content: "done" },
+      { role: "user", content: "and now?" },
+    ],
+  });
+  assert.equal(res.status, 200);
+  await res.body?.cancel();
+  assert.deepEqual(s.fake().last.messages, [
+    { role: "user", content: "hello there" },
+    { role: "assistant", content: "Let me look." },
+    { role: "user", content: "and now?" },
+  ]);
+});
+
 Deno.test("images: data URIs become bare base64, remote URLs are dropped, vision-less keys strip them", async () => {
   await using s = await Scenario.start();
   const seeing = await s.gw.key({ vision: true });

@@ -4,13 +4,14 @@
  * server-dependent rule (that server's ceilings and its own name for the model).
  *
  * Decisions where the spec is silent:
+ * - A key without tools sends no tool history (calls and results are taken out of the messages).
  * - A key without thinking sends `think: false`, because leaving it out lets a thinking model think by default.
  * - An omitted `num_predict` under a ceiling becomes the ceiling (otherwise generation is unbounded); an
  *   omitted `num_ctx` stays omitted, so the backend's own configured context applies, as a larger forced
  *   context would cost memory and a model reload. A negative `num_predict` (unlimited) counts as above any
  *   ceiling.
  */
-import type { ChatRequest } from "../chat/types.ts";
+import type { ChatMessage, ChatRequest } from "../chat/types.ts";
 import type { KeyRecord, ServerRecord } from "../store/records.ts";
 
 export function shapeForKey(request: ChatRequest, key: KeyRecord): ChatRequest {
@@ -23,6 +24,9 @@ export function shapeForKey(request: ChatRequest, key: KeyRecord): ChatRequest {
   if (key.forceJson && typeof out.format !== "object") out.format = "json";
 
   let messages = out.messages;
+  if (!key.tools && messages.some((m) => m.role === "tool" || m.toolCalls)) {
+    messages = withoutToolHistory(messages);
+  }
   if (!key.vision && messages.some((m) => m.images)) {
     messages = messages.map(({ images: _dropped, ...rest }) => rest);
   }
@@ -32,6 +36,24 @@ export function shapeForKey(request: ChatRequest, key: KeyRecord): ChatRequest {
   if (out.options.numCtx === undefined && key.defaultCtx !== undefined) out.options.numCtx = key.defaultCtx;
   if (out.options.numPredict === undefined && key.defaultPredict !== undefined) {
     out.options.numPredict = key.defaultPredict;
+  }
+  return out;
+}
+
+/**
+ * A key without tools sends no tool history either: tool calls and tool results in a history would let its
+ * client tell the model a tool ran, and what it answered. An assistant turn left with nothing is dropped.
+ */
+function withoutToolHistory(messages: ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const m of messages) {
+    if (m.role === "tool") continue;
+    if (!m.toolCalls) {
+      out.push(m);
+      continue;
+    }
+    const { toolCalls: _calls, ...rest } = m;
+    if (rest.content || rest.images?.length || rest.thinking) out.push(rest);
   }
   return out;
 }
