@@ -9,12 +9,12 @@ import fc from "fast-check";
 import { Scenario } from "./harness.ts";
 import { toJsonText } from "./support/hostile_bodies.ts";
 import { assertNoServerErrors, assertServesEveryPath, readFaceError } from "./support/hostile_faces.ts";
-import { RESPONSES_PATHS, validResponsesBody } from "./support/responses_hostile_bodies.ts";
 import {
-  type ResponsesHostileRequest,
-  responsesHostileRequests,
-  sendHostile,
-} from "./support/responses_hostile_requests.ts";
+  RESPONSES_CONTRACT,
+  RESPONSES_PATHS,
+  validResponsesBody,
+} from "./support/responses_hostile_bodies.ts";
+import { type ContractRequest, contractRequests, sendContractRequest } from "./support/hostile_contract.ts";
 
 /** Fixed, so a failure names a case that reruns the same way. */
 const SEED = 20_261_125;
@@ -36,16 +36,20 @@ Deno.test("property: generated malformed Responses requests get a 4xx in OpenAI'
 
   const seen = new Map<string, number>();
   const count = (name: string) => seen.set(name, (seen.get(name) ?? 0) + 1);
-  const labelled = responsesHostileRequests(MAX_BODY_BYTES).map((r) =>
+  const labelled = contractRequests(RESPONSES_CONTRACT, MAX_BODY_BYTES).map((r) =>
     Object.assign(r, {
       [fc.toStringMethod]: () => `${r.category} on ${r.path}: ${r.label} (expected ${r.expect})`,
-    }) as ResponsesHostileRequest
+    }) as ContractRequest
   );
   await fc.assert(
     fc.asyncProperty(labelled, async (r) => {
       const where = `${r.category} on ${r.path}: ${r.label}`;
       // The Responses API's errors are OpenAI's, as on the chat-completions paths (format A).
-      const refusal = await readFaceError(await sendHostile(s.gw.url, key, r), "A", where);
+      const refusal = await readFaceError(
+        await sendContractRequest(s.gw.url, { Authorization: `Bearer ${key}` }, r),
+        "A",
+        where,
+      );
       assert.equal(refusal.status, r.expect, `${where}: ${refusal.message}`);
       count(r.path);
       count(r.category);
@@ -78,6 +82,7 @@ Deno.test("property: generated malformed Responses requests get a 4xx in OpenAI'
       "truncated",
       "control-char",
       "invalid-utf8",
+      "random-bytes",
       "trailing-junk",
       "not-json",
       "not-object",

@@ -4,13 +4,17 @@
  * the face refuses. As for the chat paths (hostile_bodies.ts), mutating one field at a time keeps every
  * generated request one mistake away from a good one.
  */
+import fc from "fast-check";
 import { BAD_IMAGES, type FieldRule, PNG, RawJson } from "./hostile_bodies.ts";
+import type { BodyContract } from "./hostile_contract.ts";
 
 export const RESPONSES_PATHS = ["/v1/responses", "/api/v1/responses"] as const;
 
 export function validResponsesBody(): Record<string, unknown> {
   return {
     model: "any",
+    // First, as the non-JSON rewrites spoil the text's first integer (tests/support/hostile_contract.ts).
+    max_output_tokens: 64,
     instructions: "Be brief.",
     input: [
       { role: "system", content: "Answer in English." },
@@ -48,7 +52,6 @@ export function validResponsesBody(): Record<string, unknown> {
     }],
     tool_choice: "auto",
     parallel_tool_calls: true,
-    max_output_tokens: 64,
     temperature: 0.5,
     top_p: 0.9,
     text: { format: { type: "json_object" } },
@@ -175,7 +178,7 @@ export const RESPONSES_FIELD_RULES: readonly FieldRule[] = [
 ];
 
 /** List fields with a good and a bad item each, for giant lists. */
-export const RESPONSES_LISTS: readonly { at: (string | number)[]; good: string; bad: string }[] = [
+export const RESPONSES_LISTS: BodyContract["lists"] = [
   { at: ["input"], good: '{"role":"user","content":"hi"}', bad: '{"role":"wizard","content":"hi"}' },
   { at: ["input"], good: '{"role":"user","content":"hi"}', bad: '{"type":"item_reference","id":"msg_1"}' },
   { at: [...PARTS], good: '{"type":"input_text","text":"x"}', bad: '{"type":"video"}' },
@@ -184,5 +187,27 @@ export const RESPONSES_LISTS: readonly { at: (string | number)[]; good: string; 
   { at: ["tools"], good: '{"type":"function","name":"f"}', bad: '{"type":"function"}' },
 ];
 
-/** Where an image goes, for the image mutations. */
-export const RESPONSES_IMAGE_AT: (string | number)[] = [...PARTS, 1, "image_url"];
+/** The Responses API's body contract, for tests/support/hostile_contract.ts. */
+export const RESPONSES_CONTRACT: BodyContract = {
+  paths: RESPONSES_PATHS,
+  valid: validResponsesBody,
+  rules: RESPONSES_FIELD_RULES,
+  image: {
+    at: [...PARTS, 1, "image_url"],
+    bad: fc.oneof(
+      fc.constantFrom(...BAD_RESPONSE_IMAGES),
+      fc.tuple(
+        fc.base64String({ minLength: 4, maxLength: 40 }),
+        fc.constantFrom(..."!#$%&*,.:;<>?@^`|~"),
+        fc.nat(),
+      )
+        .map(([b64, junk, at]) => {
+          const i = at % (b64.length + 1);
+          return `data:image/png;base64,${b64.slice(0, i)}${junk}${b64.slice(i)}`;
+        }),
+      fc.webUrl(),
+    ),
+  },
+  lists: RESPONSES_LISTS,
+  padded: (text) => ({ ...validResponsesBody(), input: text }),
+};
