@@ -260,9 +260,15 @@ Deno.test("anthropic SDK: a bad key is an AuthenticationError; a key in x-api-ke
       e.apiMessage === "Invalid API key" && e.errorCode === "invalid_api_key",
   );
   const key = await s.gw.key();
-  const res = await fetch(`${s.gw.url}/v1/messages`, {
+  // As Claude Code sends it: the key in x-api-key, beta headers, and a query on the path.
+  const res = await fetch(`${s.gw.url}/v1/messages?beta=true`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01" },
+    headers: {
+      "content-type": "application/json",
+      "x-api-key": key,
+      "anthropic-version": "2023-06-01",
+      "anthropic-beta": "interleaved-thinking-2025-05-14",
+    },
     body: JSON.stringify({ model: "x", max_tokens: 10, messages: HELLO }),
   });
   assert.equal(res.status, 200);

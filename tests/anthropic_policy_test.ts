@@ -63,6 +63,18 @@ const ROWS: Row[] = [
     check: (asked) => assert.equal(asked.think, false),
   },
   {
+    name: "thinking disabled by the body: the backend is told not to think, though the key allows it",
+    policy: { thinking: true },
+    body: { thinking: { type: "disabled" } },
+    check: (asked) => assert.equal(asked.think, false),
+  },
+  {
+    name: "an effort with thinking becomes the thinking level (xhigh and max are high)",
+    policy: { thinking: true },
+    body: { thinking: { type: "adaptive" }, output_config: { effort: "max" } },
+    check: (asked) => assert.equal(asked.think, "high"),
+  },
+  {
     name: "vision off: the image is dropped, the text kept",
     policy: { tools: true, thinking: true },
     check: (asked) => assert.deepEqual(messages(asked)[1], { role: "user", content: "What is this?" }),
