@@ -37,14 +37,17 @@ export function background(r: LoggedRequest): string | undefined {
 /** The records the views read whole when the store's generation moves. */
 const VIEWS = new Set<unknown>(["servers", "clusters", "users"]);
 
-/** Resolves once the gateway has read its views again after the last admin change in the store. */
+/**
+ * Resolves once the gateway has reloaded its views after the last admin change in the store: it read them
+ * again, and polled the generation after that, which it does only once a reload is over.
+ */
 async function viewsCurrent(store: KvConnectServer): Promise<void> {
-  const log = store.log();
-  const bumped = log.findLastIndex((r) => r.writes.some((k) => k[0] === "meta"));
-  await eventually(
-    "the views read after the last admin change",
-    () => store.log(bumped + 1).some((r) => r.reads.some((k) => k[0] === "users")),
-  );
+  const bumped = store.log().findLastIndex((r) => r.writes.some((k) => k[0] === "meta"));
+  await eventually("the views reloaded after the last admin change", () => {
+    const since = store.log(bumped + 1);
+    const reloaded = since.findIndex((r) => r.reads.some((k) => k[0] === "users"));
+    return reloaded >= 0 && since.slice(reloaded + 1).some((r) => r.reads.some((k) => k[0] === "meta"));
+  });
 }
 
 async function chat(url: string, secret: string): Promise<number> {
@@ -128,6 +131,12 @@ Deno.test("on a KV Connect store, once its key is known a request makes no store
     }
     // The rpm key's requests each claimed their slot, in one round trip each.
     assert.deepEqual(seen["rpm 60"], Array(8).fill(1));
+
+    // An admin change reloads the views, known keys with them: the next request still reads nothing.
+    await admin(env, "key", "create", "--model", "m1");
+    await viewsCurrent(store);
+    const made = await roundTrips(store, gateway.url, keys["no limits"].key);
+    assert.deepEqual(made.map(describe), [], "after an admin change");
   });
 });
 

@@ -10,7 +10,7 @@ import { RecordError } from "./record_error.ts";
 import { digestSecret, generateKeyId, generateSecret, secretHint } from "./key_secret.ts";
 
 const byId = (id: string) => [KV_KEYS.keys, id];
-const byDigest = (digest: string) => [KV_KEYS.keysByDigest, digest];
+export const byDigest = (digest: string): Deno.KvKey => [KV_KEYS.keysByDigest, digest];
 
 /** Creates a key; the returned secret is the only copy that will ever exist. */
 export async function createKey(

@@ -1,15 +1,28 @@
 /**
  * @module The gateway's read side of the store. Servers, clusters and users are few and read on every
  * request, so they live in memory as a snapshot; keys are many, so they are read one at a time through the
- * digest index and cached. Both are dropped when the store's generation changes (every admin write bumps
- * it), which a poll notices within `reloadIntervalMs`, across processes and on KV Connect alike.
+ * digest index and cached. When the store's generation changes (every admin write bumps it), which a poll
+ * notices within `reloadIntervalMs`, across processes and on KV Connect alike, the snapshot is read again and
+ * so are the cached keys, before either is replaced: a request never waits for that reload, and a revoked key
+ * is refused from the moment it is done.
+ *
+ * The poll is also the store's probe (`link.ts`): its round trip is the figure /metrics shows, and a poll the
+ * store does not answer in time marks the store down. While it is down, a key found in memory is served as
+ * usual and one that is not gets 503 `store_unavailable` at once.
  */
+import { StoreUnavailable } from "../errors.ts";
 import { KV_KEYS, readGeneration } from "./kv.ts";
-import { findKeyByDigest, secretValid } from "./keys.ts";
+import { byDigest, findKeyByDigest, secretValid } from "./keys.ts";
+import { StoreLink, StoreUnreachable } from "./link.ts";
 import type { ClusterRecord, KeyRecord, ServerRecord, UserRecord } from "./records.ts";
 
 /** Bounds memory when clients present many distinct (mostly invalid) keys. */
 const KEY_CACHE_LIMIT = 50_000;
+/**
+ * Known keys read again at a reload, the latest looked up first; the others are dropped and read again when
+ * next presented. Ten keys a read, all reads at once: a reload stays a few round trips long.
+ */
+const RELOADED_KEYS = 2_000;
 
 export interface Snapshot {
   servers: ReadonlyMap<string, ServerRecord>;
@@ -23,6 +36,20 @@ async function readPrefix<T extends { name: string }>(kv: Deno.Kv, prefix: strin
   return out;
 }
 
+/** The current records of `digests` (null: no key), ten a read, all reads at once. */
+async function readKeys(kv: Deno.Kv, digests: string[]): Promise<Map<string, KeyRecord | null>> {
+  const chunks: string[][] = [];
+  for (let i = 0; i < digests.length; i += 10) chunks.push(digests.slice(i, i + 10));
+  const read = await Promise.all(chunks.map((chunk) => kv.getMany<KeyRecord[]>(chunk.map(byDigest))));
+  const out = new Map<string, KeyRecord | null>();
+  read.flat().forEach((entry, i) => out.set(digests[i], entry.value));
+  return out;
+}
+
+const unavailable = (error: unknown): never => {
+  throw error instanceof StoreUnreachable ? new StoreUnavailable("API key", error) : error;
+};
+
 export class StoreView {
   #snapshot: Snapshot = { servers: new Map(), clusters: new Map(), users: new Map() };
   #keys = new Map<string, KeyRecord | null>();
@@ -35,10 +62,20 @@ export class StoreView {
   #polling = false;
 
   /** `now` is the gateway's clock (`deps.now`): a rotated secret's grace ends by it, to the millisecond. */
-  private constructor(readonly kv: Deno.Kv, private readonly now: () => number) {}
+  private constructor(
+    readonly kv: Deno.Kv,
+    private readonly now: () => number,
+    readonly link: StoreLink,
+  ) {}
 
-  static async open(kv: Deno.Kv, reloadIntervalMs: number, now: () => number = Date.now): Promise<StoreView> {
-    const view = new StoreView(kv, now);
+  /** `link`: the store's, shared with what else waits for the store; by default one for a local store. */
+  static async open(
+    kv: Deno.Kv,
+    reloadIntervalMs: number,
+    now: () => number = Date.now,
+    link = new StoreLink({ remote: false, timeoutMs: Infinity }),
+  ): Promise<StoreView> {
+    const view = new StoreView(kv, now, link);
     await view.refresh();
     view.#timer = setInterval(() => view.#poll(), reloadIntervalMs);
     Deno.unrefTimer(view.#timer as unknown as number);
@@ -51,15 +88,19 @@ export class StoreView {
 
   /** Re-reads everything if the generation moved; returns whether it did. */
   async refresh(): Promise<boolean> {
-    const generation = await readGeneration(this.kv);
+    const generation = await this.link.probe(() => readGeneration(this.kv));
     if (generation === this.#generation) return false;
-    const [servers, clusters, users] = await Promise.all([
+    // Digests with no key stay so: a secret is made with its key, never presented before it exists.
+    const known = [...this.#keys].filter(([, record]) => record !== null).map(([digest]) => digest);
+    const [servers, clusters, users, keys] = await Promise.all([
       readPrefix<ServerRecord>(this.kv, KV_KEYS.servers),
       readPrefix<ClusterRecord>(this.kv, KV_KEYS.clusters),
       readPrefix<UserRecord>(this.kv, KV_KEYS.users),
+      readKeys(this.kv, known.slice(-RELOADED_KEYS)),
     ]);
+    for (const [digest, record] of this.#keys) if (record === null) keys.set(digest, null);
     this.#snapshot = { servers, clusters, users };
-    this.#keys = new Map();
+    this.#keys = keys;
     // A lookup begun before the change may have read what it changed: later requests read afresh.
     this.#reading.clear();
     this.#epoch++;
@@ -89,6 +130,8 @@ export class StoreView {
     if (record !== undefined) return this.#valid(record, digest);
     let reading = this.#reading.get(digest);
     if (!reading) {
+      // While the store is down a new lookup is not even started: it would wait in the client till it is back.
+      if (!this.link.up) unavailable(new StoreUnreachable(this.link.timeoutMs));
       const started = reading = this.#lookUp(digest);
       this.#reading.set(digest, started);
       const done = () => {
@@ -96,7 +139,7 @@ export class StoreView {
       };
       started.then(done, done);
     }
-    return reading.then((found) => this.#valid(found, digest));
+    return this.link.bound(reading).then((found) => this.#valid(found, digest), unavailable);
   }
 
   async #lookUp(digest: string): Promise<KeyRecord | null> {

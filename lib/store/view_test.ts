@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createKey, revokeKey } from "./keys.ts";
 import { digestSecret } from "./key_secret.ts";
-import { basePolicy } from "./records.ts";
+import { basePolicy, type KeyRecord } from "./records.ts";
 import { fillKeys } from "../../tests/support/fill_keys.ts";
 import { StoreView } from "./view.ts";
 
@@ -80,6 +80,29 @@ Deno.test("lookups of one digest that arrive together share one read", async () 
     assert.equal(counts.get - before, 1);
     assert.equal((await view.findKey(await digestSecret("not-a-key")))?.id, undefined);
     assert.equal(counts.get - before, 2, "another digest is another read");
+  } finally {
+    view.close();
+  }
+});
+
+Deno.test("a reload reads the known keys again before it takes effect: requests after it need no read, and a revoked key is refused", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const kept = await createKey(kv, POLICY);
+  const revoked = await createKey(kv, POLICY);
+  const { kv: counted, counts } = countingKv(kv);
+  const view = await StoreView.open(counted, 60_000);
+  try {
+    const [keptDigest, revokedDigest, unknown] = await Promise.all(
+      [kept.secret, revoked.secret, "not-a-key"].map(digestSecret),
+    );
+    for (const digest of [keptDigest, revokedDigest, unknown]) await view.findKey(digest);
+    await revokeKey(kv, revoked.record.id);
+    assert.equal(await view.refresh(), true);
+    const before = { ...counts };
+    assert.equal((view.findKey(keptDigest) as KeyRecord | null)?.id, kept.record.id, "found without a wait");
+    assert.equal(view.findKey(revokedDigest), null);
+    assert.equal(view.findKey(unknown), null);
+    assert.deepEqual(counts, before, "no read");
   } finally {
     view.close();
   }
