@@ -136,6 +136,18 @@ const ConfigSchema = z.object({
    */
   GATEWAY_HOLD_LEASE_MS: positiveInt(30_000),
   /**
+   * How long a request waits for a network store (KV Connect, Deno Deploy) before the store counts as down:
+   * Deno's client would wait for it forever. Not used for a local store file.
+   */
+  GATEWAY_STORE_TIMEOUT_MS: positiveInt(1_000),
+  /**
+   * What a request whose limits need the store gets while the store is down: `closed` a 503
+   * `store_unavailable`; `allow` admission past each such limit, at most GATEWAY_STORE_OUTAGE_RPM requests
+   * per key, minute and gateway process. Keys without limits are served from memory either way.
+   */
+  GATEWAY_STORE_OUTAGE: z.enum(["closed", "allow"]).default("closed"),
+  GATEWAY_STORE_OUTAGE_RPM: positiveInt(60),
+  /**
    * `deploy`: only what Deno Deploy offers (lib/gateway.ts); `self-hosted`: the gateway's own listener, a store
    * file, the metrics port. Unset: `deploy` where Deno Deploy says the code runs there (`DENO_DEPLOY`).
    */
@@ -204,6 +216,12 @@ export interface Config {
   quotaOutputTokens: number;
   /** Lease of a process's holdings in the store. */
   holdLeaseMs: number;
+  /** How long a request waits for a network store before the store counts as down. */
+  storeTimeoutMs: number;
+  /** What a request whose limits need the store gets while it is down. */
+  storeOutage: "closed" | "allow";
+  /** Under `allow`: requests per key, minute and process admitted past each limit the store must check. */
+  storeOutageRpm: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -263,6 +281,9 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     shareWindowMs: e.GATEWAY_SHARE_WINDOW_MS,
     quotaOutputTokens: e.GATEWAY_QUOTA_OUTPUT_TOKENS,
     holdLeaseMs: e.GATEWAY_HOLD_LEASE_MS,
+    storeTimeoutMs: e.GATEWAY_STORE_TIMEOUT_MS,
+    storeOutage: e.GATEWAY_STORE_OUTAGE,
+    storeOutageRpm: e.GATEWAY_STORE_OUTAGE_RPM,
   };
 }
 
