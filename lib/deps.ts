@@ -8,7 +8,7 @@ import type { UsageSink } from "./usage/types.ts";
 import { UsageLedger } from "./usage/mod.ts";
 import { LiveTotals } from "./usage/live_totals.ts";
 import { Policy } from "./policy/mod.ts";
-import { HealthProber, Scheduler, ServerState, type SharedLoad } from "./routing/mod.ts";
+import { HealthProber, LoopLag, Scheduler, ServerState, type SharedLoad } from "./routing/mod.ts";
 import { Reachability } from "./backends/reachability.ts";
 import { GatewayMetrics } from "./metrics/mod.ts";
 import { OpenStreams } from "./http/stream_response.ts";
@@ -84,6 +84,8 @@ export function routingServices(
     declaredSlots: (name) => view.snapshot.servers.get(name)?.slots,
     learning: config.defaultSlots === undefined ? undefined : { start: config.defaultSlots },
     shared,
+    // Only on the real clock: a test's clock stands still while the loop runs.
+    loopLag: now === Date.now ? new LoopLag(now) : undefined,
   });
   const prober = new HealthProber({
     fetch: fetcher,

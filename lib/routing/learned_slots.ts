@@ -51,7 +51,7 @@ export const LEARNING: LearningOptions = {
   start: 1,
   max: 64,
   holdMs: 30_000,
-  marginMs: 50,
+  marginMs: 100,
   proofMs: 600_000,
 };
 

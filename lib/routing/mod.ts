@@ -10,6 +10,7 @@ export { type Attempt, dispatch } from "./dispatch.ts";
 export { type Outcome, outcomeOf, ServerState, type ServerStatus } from "./server_state.ts";
 export { HealthProber } from "./health.ts";
 export { SharedLoad } from "./shared_load.ts";
+export { LoopLag } from "./loop_lag.ts";
 export { tenantOf } from "./tenants.ts";
 export type { ModelFacts } from "./model_facts.ts";
 export { type Route, type RoutingObserver, type RoutingPolicy, Scheduler } from "./scheduler.ts";

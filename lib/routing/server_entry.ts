@@ -73,14 +73,18 @@ export class Entry {
     }
   }
 
-  /** What request `t`, answered now (its first byte, or whole), tells about the server's slots. */
-  learn(t: Admission, now: number, shared: SharedLoad | undefined, streaming?: number): void {
+  /**
+   * What request `t`, answered now (its first byte, or whole), tells about the server's slots; `pausedMs` of
+   * its wait were the gateway's own loop held up.
+   */
+  learn(t: Admission, now: number, shared: SharedLoad | undefined, streaming?: number, pausedMs = 0): void {
     const { learned } = this;
     if (shared) learned.adopt(shared.learned(t.server));
     if (streaming !== undefined) learned.sawRunning(streaming, now);
     learned.observe({
       level: t.level,
-      ms: now - t.startedAt,
+      // What the gateway's own pauses added is no wait at the server.
+      ms: now - t.startedAt - pausedMs,
       othersEnded: (shared ? shared.ended(t.server) : this.ended) > t.endedBefore,
       sinceEndMs: this.lastEndedAt > t.startedAt ? now - this.lastEndedAt : undefined,
       warm: t.warm,

@@ -21,6 +21,11 @@ export interface ServerStateOptions {
   learning?: Partial<LearningOptions>;
   /** Every worker's load on each server, when this is one worker of several in a process. */
   shared?: SharedLoad;
+  /**
+   * How long the gateway's own loop was held up within a span (on the `now` clock), taken out of the time a
+   * request waited for its first byte before learning from it. Stopped with the state.
+   */
+  loopLag?: { pausedBetween(from: number, to: number): number; stop(): void };
 }
 
 /** A server's slots as the scheduler uses them, and where the figure came from. */

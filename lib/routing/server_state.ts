@@ -60,6 +60,7 @@ export class ServerState {
   /** Stops following the other workers. */
   close(): void {
     this.#unwatch?.();
+    this.options.loopLag?.stop();
   }
 
   /**
@@ -206,7 +207,8 @@ export class ServerState {
   }
 
   #learn(t: Admission, now: number, streaming?: number): void {
-    t.entry.learn(t, now, this.#shared, streaming);
+    const paused = this.options.loopLag?.pausedBetween(t.startedAt, now) ?? 0;
+    t.entry.learn(t, now, this.#shared, streaming, paused);
   }
 
   probed(server: string, result: ProbeResult): void {
