@@ -30,8 +30,8 @@ async function taskArgs(task: string): Promise<string[]> {
   return args;
 }
 
-/** The error shapes of spec §7 (A, B) and of Ollama's own paths. */
-type Shape = "A" | "B" | "ollama";
+/** The error shapes of spec §7 (A, B), of Ollama's own paths and of Anthropic's Messages API. */
+type Shape = "A" | "B" | "ollama" | "anthropic";
 
 /** Every chat path and the shape it speaks; checked against the route manifest below. */
 const CHAT_PATHS: readonly { path: string; shape: Shape; format: string }[] = [
@@ -42,11 +42,18 @@ const CHAT_PATHS: readonly { path: string; shape: Shape; format: string }[] = [
   { path: "/v1/chat.php", shape: "B", format: "ollama" },
   { path: "/api/v1/chat.php", shape: "B", format: "ollama" },
   { path: "/api/chat", shape: "ollama", format: "ollama" },
+  { path: "/v1/messages", shape: "anthropic", format: "anthropic" },
+  { path: "/api/v1/messages", shape: "anthropic", format: "anthropic" },
 ];
 
 const shapeOf = (path: string) => CHAT_PATHS.find((c) => c.path === path)!.shape;
 
-const SHAPE_OF_FACE: Record<string, Shape> = { openai: "A", ollama: "B", ollama_api: "ollama" };
+const SHAPE_OF_FACE: Record<string, Shape> = {
+  openai: "A",
+  ollama: "B",
+  ollama_api: "ollama",
+  anthropic: "anthropic",
+};
 
 /** One connection: a stream on `streamPath`, then, once the gateway stops, `then` on the same connection. */
 interface Case {
@@ -69,6 +76,14 @@ const CASES: readonly Case[] = [
 ];
 
 const CHAT = JSON.stringify({ model: "m1", messages: [{ role: "user", content: "hi" }], stream: true });
+/** Anthropic's body needs its token limit. */
+const MESSAGES = JSON.stringify({
+  model: "m1",
+  max_tokens: 64,
+  messages: [{ role: "user", content: "hi" }],
+  stream: true,
+});
+const bodyFor = (path: string) => shapeOf(path) === "anthropic" ? MESSAGES : CHAT;
 
 /** One HTTP/1.1 connection, counted: a request that could not reuse it would open another. */
 class KeptConnection {
@@ -102,7 +117,7 @@ async function openStream(
   key: string,
   arrived: (text: string) => boolean,
 ): Promise<OpenStream> {
-  const res = await conn.request("POST", path, key, CHAT);
+  const res = await conn.request("POST", path, key, bodyFor(path));
   assert.equal(res.statusCode, 200, path);
   let text = "";
   const seen = Promise.withResolvers<void>();
@@ -127,6 +142,15 @@ function assertRefusalShape(body: unknown, shape: Shape, where: string): void {
     assert.equal(typeof obj.error, "string", where);
     assert.match(obj.error as string, /shutting down/, where);
     assert.equal(obj.code, "shutting_down", where);
+    return;
+  }
+  if (shape === "anthropic") {
+    assert.deepEqual(Object.keys(obj).sort(), ["error", "type"], where);
+    const error = obj.error as Record<string, unknown>;
+    assert.deepEqual(Object.keys(error).sort(), ["details", "message", "type"], where);
+    assert.equal(error.type, "overloaded_error", where);
+    assert.match(error.message as string, /shutting down/, where);
+    assert.deepEqual(error.details, { error_code: "shutting_down" }, where);
     return;
   }
   assert.deepEqual(Object.keys(obj), ["error"], where);
@@ -201,6 +225,15 @@ async function withGateway(
   }
 }
 
+/** The stream ended normally and carried `content` whole, in its path's format. */
+function assertStreamComplete(shape: Shape, text: string, content: string): void {
+  if (shape !== "anthropic") return assertComplete(shape === "A" ? "A" : "B", text, content);
+  const events = text.trimEnd().split("\n\n").map((e) => JSON.parse(e.slice(e.indexOf("data: ") + 6)));
+  assert.equal(events.at(-1).type, "message_stop", text);
+  const deltas = events.filter((e) => e.type === "content_block_delta").map((e) => e.delta.text ?? "");
+  assert.equal(deltas.join(""), content);
+}
+
 type Records = UsageRecord[];
 const summary = (recs: Records) =>
   recs.map((r) => [r.status, r.httpStatus, r.errorCode ?? "", r.format, r.stream]).sort();
@@ -260,13 +293,13 @@ function refusesOnKeptConnections(args: string[], workers: number): Promise<void
     const expected = Array.from({ length: backend.words }, (_, i) => `w${i} `).join("");
     for (const [i, c] of CASES.entries()) {
       const { conn, done } = streams[i];
-      assertComplete(shapeOf(c.streamPath) === "A" ? "A" : "B", await done, expected);
+      assertStreamComplete(shapeOf(c.streamPath), await done, expected);
       const { method, path, keyless, shape } = c.then;
       const res = await conn.request(
         method,
         path,
         keyless ? undefined : key.key,
-        method === "POST" ? CHAT : undefined,
+        method === "POST" ? bodyFor(path) : undefined,
       );
       await assertRefusal(conn, res, shape, `${method} ${path} after a stream on ${c.streamPath}`);
     }
@@ -325,7 +358,7 @@ function refusesWhatFollowsTheLastAnswers(args: string[], workers: number): Prom
     await waitUntilRefused(gateway.url);
     const next = streams.map(async ({ conn, done }, i) => {
       await done;
-      const res = await conn.request("POST", paths[i].path, key.key, CHAT);
+      const res = await conn.request("POST", paths[i].path, key.key, bodyFor(paths[i].path));
       await assertRefusal(conn, res, paths[i].shape, `the request after a stream on ${paths[i].path}`);
     });
     backend.open();
