@@ -4,7 +4,9 @@
  */
 import { InvalidRequest } from "../errors.ts";
 
-const DATA_URI = /^data:([^,;]*)((?:;[^,;]*)*),(.*)$/s;
+/** The scheme and its parameters are case-insensitive (RFC 2397): `DATA:IMAGE/PNG;BASE64,…` is an image too. */
+const DATA_URI = /^data:([^,;]*)((?:;[^,;]*)*),(.*)$/is;
+const isDataUri = (value: string) => /^data:/i.test(value);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Normalises base64 (URL-safe alphabet, missing padding, whitespace) to what Ollama's decoder takes. */
@@ -27,7 +29,7 @@ function fromDataUri(uri: string, field: string): string {
     const shown = mediaType.length > 80 ? `${mediaType.slice(0, 80)}…` : mediaType;
     throw new InvalidRequest(`Cannot parse request: "${field}" must be an image, got ${shown}`);
   }
-  if (!params.split(";").includes("base64")) {
+  if (!params.toLowerCase().split(";").includes("base64")) {
     throw new InvalidRequest(
       `Cannot parse request: "${field}" must be base64-encoded (data:<type>;base64,…)`,
     );
@@ -37,10 +39,10 @@ function fromDataUri(uri: string, field: string): string {
 
 /** An `image_url` part: a data: URI becomes bare base64; any other URL is dropped (returns undefined). */
 export function imageFromUrl(url: string, field: string): string | undefined {
-  return url.startsWith("data:") ? fromDataUri(url, field) : undefined;
+  return isDataUri(url) ? fromDataUri(url, field) : undefined;
 }
 
 /** A format-B `images` entry: bare base64, or a data: URI. */
 export function imageFromInline(value: string, field: string): string {
-  return value.startsWith("data:") ? fromDataUri(value, field) : normaliseBase64(value, field);
+  return isDataUri(value) ? fromDataUri(value, field) : normaliseBase64(value, field);
 }
