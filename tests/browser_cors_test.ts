@@ -70,8 +70,9 @@ async function firstLine([gateway, key]: [string, string]) {
 Deno.test("a page on an allowed origin reads answers and streams; one on another origin cannot", async () => {
   await using s = await Scenario.start();
   s.fake().reply = () => ({ content: "hello from the model" });
-  const key = await s.gw.key({ allowDomains: ["localhost"], rpm: 10 });
   const pages = pageServer();
+  // A site is its host and port: the page's own port is named, as an admin names a dev server's.
+  const key = await s.gw.key({ allowDomains: [`localhost:${pages.addr.port}`], rpm: 10 });
   const chrome = await HeadlessChromium.launch();
   try {
     const context = await chrome.browser.newContext();

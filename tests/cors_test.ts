@@ -11,7 +11,7 @@ const HELLO = { model: "x", messages: [{ role: "user", content: "hi" }] };
 
 Deno.test("a key's domain list decides which origin may read its answers, refusals included", async () => {
   await using s = await Scenario.start();
-  const key = await s.gw.key({ allowDomains: ["app.example.com", "*.example.org"], rpm: 2 });
+  const key = await s.gw.key({ allowDomains: ["app.example.com", "*.example.org:8080"], rpm: 2 });
   for (const origin of ["https://app.example.com", "http://shop.example.org:8080"]) {
     const res = await s.gw.post("/v1/chat/completions", key, HELLO, { Origin: origin });
     assert.equal(res.status, 200);

@@ -73,7 +73,7 @@ Deno.test("key create validates values (exit 2) and references (exit 1)", async 
     [["--allow-ip", "example.com"], /--allow-ip/],
     [["--allow-domain", "https://example.com"], /--allow-domain must be a host name/],
     [["--allow-domain", "*"], /--allow-domain/],
-    [["--allow-domain", "example.com:8080"], /--allow-domain/],
+    [["--allow-domain", "example.com:443"], /--allow-domain/],
     [["--allow-domain", "example.com/path"], /--allow-domain/],
     [
       ["--default-ctx", "8192", "--max-ctx", "4096"],

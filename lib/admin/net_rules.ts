@@ -2,6 +2,7 @@
  * @module Validating a key's network allow-lists. Entries are normalized here, once, so the gateway can
  * compare them cheaply and `key show` prints them in one canonical spelling.
  */
+import { getPublicSuffix } from "tldts";
 import { formatRange, parseRange } from "../policy/ip_address.ts";
 import { UsageError } from "./flags.ts";
 
@@ -19,16 +20,31 @@ export function allowIp(raw: string): string {
   return formatRange(range);
 }
 
-/** `example.com` (exactly that host) or `*.example.com` (its subdomains), lower-cased. */
+/**
+ * `example.com` (exactly that host, on the default ports), `*.example.com` (its subdomains), or either with a
+ * port (`localhost:3000`), lower-cased. A pattern over a whole public suffix (`*.com`, `*.co.uk`,
+ * `*.github.io`) would let anyone's site in, so it is refused.
+ */
 export function allowDomain(raw: string): string {
   const domain = raw.trim().toLowerCase();
-  const host = domain.startsWith("*.") ? domain.slice(2) : domain;
+  const [pattern, port, ...more] = domain.split(":");
+  const host = pattern.startsWith("*.") ? pattern.slice(2) : pattern;
   const labels = host.split(".");
-  if (host.length > 253 || !labels.every((label) => LABEL.test(label))) {
+  // A default port is left out, as browsers leave it out of an Origin.
+  const portOk = port === undefined ||
+    (/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535 && port !== "80" && port !== "443");
+  if (more.length || !portOk || host.length > 253 || !labels.every((label) => LABEL.test(label))) {
     throw new UsageError(
-      `--allow-domain must be a host name like example.com or *.example.com (no scheme, port or path), got ${
+      `--allow-domain must be a host name like example.com or *.example.com, with a port only if not 80 or ` +
+        `443 (localhost:3000), and no scheme or path; got ${JSON.stringify(raw)}`,
+    );
+  }
+  if (pattern.startsWith("*.") && getPublicSuffix(host, { allowPrivateDomains: true }) === host) {
+    throw new UsageError(
+      `--allow-domain ${
         JSON.stringify(raw)
-      }`,
+      } covers every site under the public suffix ${host}; name the site ` +
+        `(*.your-site.${host})`,
     );
   }
   return domain;

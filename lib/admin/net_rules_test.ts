@@ -37,7 +37,12 @@ Deno.test("allowDomain takes a host or a *. wildcard, lower-cased", () => {
   assert.equal(allowDomain("*.example.com"), "*.example.com");
   assert.equal(allowDomain("localhost"), "localhost");
   assert.equal(allowDomain("xn--bcher-kva.example"), "xn--bcher-kva.example");
+  assert.equal(allowDomain("LocalHost:3000"), "localhost:3000", "a port that is not the default");
+  assert.equal(allowDomain("*.apps.example.com:8443"), "*.apps.example.com:8443");
   const bad = ["*", "*.", "", "https://example.com", "example.com:443", "example.com/x", "a.*.example.com"];
+  bad.push("example.com:80", "example.com:0", "example.com:65536", "example.com:1:2", "example.com:x");
+  // Patterns over a whole public suffix let in anyone's site.
+  bad.push("*.com", "*.co.uk", "*.github.io", "*.com:8080");
   for (const raw of [...bad, "*example.com", "-a.example", "a..b", "example.com.", "bücher.example", "a b"]) {
     assert.throws(() => allowDomain(raw), UsageError, raw);
   }

@@ -40,12 +40,20 @@ export function checkIp(key: KeyRecord, address: Address | null): void {
   }
 }
 
-/** The host of an `Origin` or `Referer` value, lower-cased and without a trailing dot; null if there is none. */
+/**
+ * The site of an `Origin` or `Referer` value as the domain list names sites: its host, lower-cased and
+ * without a trailing dot, with `:port` when the port is not its scheme's default. Only web pages have one:
+ * another scheme (`file:`, an extension's) gives null, so `file://app.example.com` is not app.example.com.
+ */
 export function referrerHost(value: string | null): string | null {
   if (!value || value === "null") return null;
   try {
-    const host = new URL(value).hostname.toLowerCase();
-    return host ? host.replace(/\.$/, "") : null;
+    const url = new URL(value);
+    if (url.protocol !== "https:" && url.protocol !== "http:") return null;
+    const host = url.hostname.toLowerCase().replace(/\.$/, "");
+    if (!host) return null;
+    // The URL parser leaves the port empty when it is the scheme's default.
+    return url.port ? `${host}:${url.port}` : host;
   } catch {
     return null;
   }

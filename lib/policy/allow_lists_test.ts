@@ -30,7 +30,16 @@ const allowedFrom = (k: KeyRecord, headers: Record<string, string>) => {
 Deno.test("domain list: exact host, wildcard subdomains, Origin before Referer", () => {
   const k = key({ allowDomains: ["example.com", "*.apps.example.org"] });
   assert.ok(allowedFrom(k, { Origin: "https://example.com" }));
-  assert.ok(allowedFrom(k, { Origin: "https://EXAMPLE.com:8443" }), "case and port do not matter");
+  assert.ok(allowedFrom(k, { Origin: "https://EXAMPLE.com" }), "case does not matter");
+  assert.ok(allowedFrom(k, { Origin: "http://example.com:80" }), "the default port is the site");
+  assert.ok(!allowedFrom(k, { Origin: "https://example.com:8443" }), "another port is another site");
+  assert.ok(!allowedFrom(k, { Origin: "file://example.com" }), "only web pages have a site");
+  assert.ok(!allowedFrom(k, { Origin: "chrome-extension://example.com" }));
+  const ported = key({ allowDomains: ["localhost:3000", "*.dev.example.com:8443"] });
+  assert.ok(allowedFrom(ported, { Origin: "http://localhost:3000" }));
+  assert.ok(!allowedFrom(ported, { Origin: "http://localhost" }));
+  assert.ok(allowedFrom(ported, { Origin: "https://a.dev.example.com:8443" }));
+  assert.ok(!allowedFrom(ported, { Origin: "https://a.dev.example.com" }));
   assert.ok(!allowedFrom(k, { Origin: "https://www.example.com" }), "a plain entry is that host only");
   assert.ok(!allowedFrom(k, { Origin: "https://example.com.evil.net" }));
   assert.ok(allowedFrom(k, { Origin: "https://a.apps.example.org" }));
@@ -52,6 +61,8 @@ Deno.test("referrer hosts are parsed, not pattern-matched", () => {
   assert.equal(referrerHost("https://user@example.com@evil.net/"), "evil.net");
   assert.equal(referrerHost("not a url"), null);
   assert.equal(referrerHost("https://[2001:db8::1]:443/"), "[2001:db8::1]");
+  assert.equal(referrerHost("http://example.com:8080/x"), "example.com:8080");
+  assert.equal(referrerHost("file://example.com/x"), null);
 });
 
 Deno.test("IP list: inside passes, outside and unknown are refused with the address seen", () => {
