@@ -30,8 +30,11 @@ async function taskArgs(task: string): Promise<string[]> {
   return args;
 }
 
-/** The error shapes of spec §7 (A, B), of Ollama's own paths and of Anthropic's Messages API. */
-type Shape = "A" | "B" | "ollama" | "anthropic";
+/**
+ * The error shapes of spec §7 (A, B), of Ollama's own paths and of Anthropic's Messages API; the Responses
+ * API's errors are A's, its streams its own.
+ */
+type Shape = "A" | "B" | "ollama" | "anthropic" | "responses";
 
 /** Every chat path and the shape it speaks; checked against the route manifest below. */
 const CHAT_PATHS: readonly { path: string; shape: Shape; format: string }[] = [
@@ -44,6 +47,8 @@ const CHAT_PATHS: readonly { path: string; shape: Shape; format: string }[] = [
   { path: "/api/chat", shape: "ollama", format: "ollama" },
   { path: "/v1/messages", shape: "anthropic", format: "anthropic" },
   { path: "/api/v1/messages", shape: "anthropic", format: "anthropic" },
+  { path: "/v1/responses", shape: "responses", format: "responses" },
+  { path: "/api/v1/responses", shape: "responses", format: "responses" },
 ];
 
 const shapeOf = (path: string) => CHAT_PATHS.find((c) => c.path === path)!.shape;
@@ -53,6 +58,7 @@ const SHAPE_OF_FACE: Record<string, Shape> = {
   ollama: "B",
   ollama_api: "ollama",
   anthropic: "anthropic",
+  responses: "responses",
 };
 
 /** One connection: a stream on `streamPath`, then, once the gateway stops, `then` on the same connection. */
@@ -83,7 +89,11 @@ const MESSAGES = JSON.stringify({
   messages: [{ role: "user", content: "hi" }],
   stream: true,
 });
-const bodyFor = (path: string) => shapeOf(path) === "anthropic" ? MESSAGES : CHAT;
+const RESPONSES = JSON.stringify({ model: "m1", input: "hi", stream: true });
+const bodyFor = (path: string) => {
+  const shape = shapeOf(path);
+  return shape === "anthropic" ? MESSAGES : shape === "responses" ? RESPONSES : CHAT;
+};
 
 /** One HTTP/1.1 connection, counted: a request that could not reuse it would open another. */
 class KeptConnection {
@@ -157,7 +167,7 @@ function assertRefusalShape(body: unknown, shape: Shape, where: string): void {
   const error = obj.error as Record<string, unknown>;
   assert.match(error.message as string, /shutting down/, where);
   assert.equal(error.code, "shutting_down", where);
-  if (shape === "A") {
+  if (shape === "A" || shape === "responses") {
     assert.deepEqual(Object.keys(error).sort(), ["code", "message", "param", "type"], where);
     assert.equal(error.type, "api_error", where);
   } else {
@@ -227,8 +237,15 @@ async function withGateway(
 
 /** The stream ended normally and carried `content` whole, in its path's format. */
 function assertStreamComplete(shape: Shape, text: string, content: string): void {
-  if (shape !== "anthropic") return assertComplete(shape === "A" ? "A" : "B", text, content);
+  if (shape !== "anthropic" && shape !== "responses") {
+    return assertComplete(shape === "A" ? "A" : "B", text, content);
+  }
   const events = text.trimEnd().split("\n\n").map((e) => JSON.parse(e.slice(e.indexOf("data: ") + 6)));
+  if (shape === "responses") {
+    assert.equal(events.at(-1).type, "response.completed", text);
+    const deltas = events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta);
+    return assert.equal(deltas.join(""), content);
+  }
   assert.equal(events.at(-1).type, "message_stop", text);
   const deltas = events.filter((e) => e.type === "content_block_delta").map((e) => e.delta.text ?? "");
   assert.equal(deltas.join(""), content);
