@@ -11,7 +11,7 @@ import { MessagesBody, UNSERVED_BLOCKS } from "./anthropic_body.ts";
 import { toChatRequest } from "./anthropic_request.ts";
 import { anthropicStreamRenderer, stopReason } from "./anthropic_stream.ts";
 import { anthropicErrorBody } from "./anthropic_errors.ts";
-import { describeZodError } from "./zod_message.ts";
+import { describeZodError, fieldPath } from "./zod_message.ts";
 import { newToolCallId } from "./tool_call_id.ts";
 
 type Issue = z.core.$ZodIssue;
@@ -24,19 +24,25 @@ function innermost(issue: Issue): Issue {
   return deepest ? innermost({ ...deepest, path: [...issue.path, ...deepest.path] }) : issue;
 }
 
-/** zod's one sentence, except for a block or mode type not known here and a missing field, said plainly. */
-function describe(error: z.ZodError): string {
+/** What the body holds at `path`, undefined where nothing is. */
+function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
+  let node = body;
+  for (const part of path) {
+    if (typeof node !== "object" || node === null) return undefined;
+    node = (node as Record<PropertyKey, unknown>)[part];
+  }
+  return node;
+}
+
+/** zod's one sentence, except for a missing field and a block or mode type not known here, said plainly. */
+function describe(error: z.ZodError, body: unknown): string {
   const issue = innermost(error.issues[0]);
-  const field = describeZodError(new z.ZodError([{ ...issue, code: "custom", message: "" }])).trimEnd();
+  const field = JSON.stringify(fieldPath(issue.path));
+  if (valueAt(body, issue.path) === undefined) return `${field} is required`;
   if (issue.code === "invalid_union" && "options" in issue && Array.isArray(issue.options)) {
     // The block types read only to be refused by name are no choice to offer.
     const served = issue.options.filter((o) => !(UNSERVED_BLOCKS as readonly unknown[]).includes(o));
     return `${field} must be one of ${served.map((o) => JSON.stringify(o)).join(", ")}`;
-  }
-  const missing = (i: Issue | undefined) =>
-    i?.code === "invalid_type" && i.message.endsWith("received undefined");
-  if (missing(issue) || (issue.code === "invalid_union" && issue.errors.every((b) => missing(b[0])))) {
-    return `${field} is required`;
   }
   return describeZodError(error);
 }
@@ -46,7 +52,7 @@ export function parseMessages(body: unknown): ChatRequest {
     throw new InvalidRequest("Cannot parse request: the body must be a JSON object");
   }
   const parsed = MessagesBody.safeParse(body);
-  if (!parsed.success) throw new InvalidRequest(`Cannot parse request: ${describe(parsed.error)}`);
+  if (!parsed.success) throw new InvalidRequest(`Cannot parse request: ${describe(parsed.error, body)}`);
   return toChatRequest(parsed.data);
 }
 

@@ -1,7 +1,7 @@
 /** Turns a zod failure into one sentence that names the offending field, e.g. `"messages[0].role" must be …`. */
 import type { z } from "zod";
 
-function fieldPath(path: readonly PropertyKey[]): string {
+export function fieldPath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const part of path) {
     out += typeof part === "number" ? `[${part}]` : out ? `.${String(part)}` : String(part);
