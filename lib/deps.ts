@@ -4,6 +4,7 @@
  */
 import type { Config } from "./config.ts";
 import { StoreView } from "./store/view.ts";
+import { isNetworkStore, StoreLink } from "./store/link.ts";
 import type { UsageSink } from "./usage/types.ts";
 import { UsageLedger } from "./usage/mod.ts";
 import { LiveTotals } from "./usage/live_totals.ts";
@@ -45,13 +46,19 @@ export interface GatewayDeps extends Deps {
   usage: UsageLedger;
 }
 
-/** The ledger and the policy share the live token totals: what one writes, the other checks. */
+/**
+ * The ledger and the policy share the live token totals: what one writes, the other checks. Both learn from
+ * the view's link whether the store is across a network and answering.
+ */
 export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, onError: (e: unknown) => void) {
   const totals = new LiveTotals(kv);
+  const link = view.link;
   const usage = new UsageLedger(kv, {
     onError,
     observer: totals,
     keylessPerMinute: config.keylessRecordsPerMinute,
+    // Deno's client waits for an unreachable network store forever; a stop does not.
+    closeWaitMs: link.remote ? 3 * config.storeTimeoutMs : undefined,
   });
   const policy = new Policy({
     kv,
@@ -61,6 +68,9 @@ export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, on
     written: () => usage.flush(),
     defaultOutput: config.quotaOutputTokens,
     leaseMs: config.holdLeaseMs,
+    link,
+    outage: { mode: config.storeOutage, rpm: config.storeOutageRpm },
+    backlog: usage,
   });
   return { usage, policy };
 }
@@ -125,18 +135,22 @@ export async function createDeps(
   options: DepsOptions = {},
 ): Promise<GatewayDeps> {
   const { now = Date.now, random = Math.random } = options;
-  const view = await StoreView.open(kv, config.reloadIntervalMs, now);
+  const remote = isNetworkStore(config.kvPath, config.profile === "deploy");
+  const link = new StoreLink({ remote, timeoutMs: config.storeTimeoutMs });
+  const view = await StoreView.open(kv, config.reloadIntervalMs, now, link);
   const routing = routingServices(config, view, globalThis.fetch, now, random, options.shared);
   if (options.probe ?? true) routing.prober.start();
+  const metered = meteredServices(kv, config, view, (e) => console.error("gateway: usage ledger:", e));
+  const metrics = new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler);
   return {
     config,
     view,
     now,
     random,
     ...routing,
-    metrics: new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler),
+    metrics: metrics.watchStore(() => link.status(), () => metered.usage.backlog),
     streams: new OpenStreams(),
-    ...meteredServices(kv, config, view, (e) => console.error("gateway: usage ledger:", e)),
+    ...metered,
   };
 }
 
@@ -147,6 +161,10 @@ export async function closeDeps(deps: Deps): Promise<void> {
   deps.servers.close();
   await deps.prober?.stop();
   // The ledger's last flush first: then the policy's holdings in the store have no billed tokens left to keep.
-  if (deps.usage instanceof UsageLedger) await deps.usage.close();
-  await deps.policy.close();
+  // Given up on (a store that stopped answering), the holdings are taken out all the same.
+  try {
+    if (deps.usage instanceof UsageLedger) await deps.usage.close();
+  } finally {
+    await deps.policy.close();
+  }
 }

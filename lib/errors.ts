@@ -91,8 +91,17 @@ export class UnsupportedMediaType extends GatewayError {
 
 /** The store could not be read or written, so a limit could not be checked; refusing is the safe side. */
 export class StoreUnavailable extends GatewayError {
-  constructor(what: string, override readonly cause?: unknown) {
-    super(503, "store_unavailable", `The gateway cannot check the ${what} right now; try again shortly`);
+  constructor(what: string, override readonly cause?: unknown, message?: string) {
+    super(
+      503,
+      "store_unavailable",
+      message ?? `The gateway cannot check the ${what} right now; try again shortly`,
+    );
+  }
+
+  /** The gateway notices the store is back within a second or so. */
+  override headers(): Record<string, string> {
+    return { "Retry-After": "1" };
   }
 }
 

@@ -6,6 +6,7 @@ import type { Registry } from "prom-client";
 import type { ServerStatus } from "../routing/mod.ts";
 import type { ConnectionStats } from "../http/listener.ts";
 import type { PromClient } from "./tally.ts";
+import type { StoreStatus } from "../store/link.ts";
 
 const BREAKER_STATES = ["closed", "half-open", "open"] as const;
 
@@ -118,6 +119,51 @@ export function connectionMetrics(prom: PromClient, registry: Registry, stats: (
       this.inc({ reason: "head" }, closed.head);
       this.inc({ reason: "idle" }, closed.idle);
       this.inc({ reason: "address" }, closed.address);
+    },
+  });
+}
+
+/** The store as the gateway's link sees it, and the usage records waiting for it. */
+export function storeMetrics(
+  prom: PromClient,
+  registry: Registry,
+  status: () => StoreStatus,
+  backlog: () => number,
+): void {
+  const registers = [registry];
+  new prom.Gauge({
+    name: "gateway_store_up",
+    help: "1 while the store answers, 0 while a network store is taken for down (no answer in time).",
+    registers,
+    collect() {
+      this.set(status().state === "up" ? 1 : 0);
+    },
+  });
+  new prom.Gauge({
+    name: "gateway_store_round_trip_seconds",
+    help: "Round trip of the last probe of the store (a read of its generation, several times a second).",
+    registers,
+    collect() {
+      const ms = status().roundTripMs;
+      if (ms === undefined) this.reset();
+      else this.set(ms / 1000);
+    },
+  });
+  new prom.Counter({
+    name: "gateway_store_outages_total",
+    help: "Times the store was taken for down since the gateway started.",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(status().outages);
+    },
+  });
+  new prom.Gauge({
+    name: "gateway_usage_backlog_records",
+    help: "Usage records queued and not yet written to the store.",
+    registers,
+    collect() {
+      this.set(backlog());
     },
   });
 }

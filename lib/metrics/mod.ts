@@ -11,7 +11,8 @@
 import type { Registry } from "prom-client";
 import { type PromClient, Tally } from "./tally.ts";
 import { HistogramTally } from "./histogram_tally.ts";
-import { connectionMetrics, memoryGauge, serverGauges } from "./gauges.ts";
+import { connectionMetrics, memoryGauge, serverGauges, storeMetrics } from "./gauges.ts";
+import type { StoreStatus } from "../store/link.ts";
 import type { UsageRecord } from "../usage/types.ts";
 import type { Scheduler, ServerStatus } from "../routing/mod.ts";
 import type { ConnectionStats } from "../http/listener.ts";
@@ -127,6 +128,12 @@ export class GatewayMetrics {
   /** Reports the listener's connection figures at each scrape. */
   watchConnections(stats: () => ConnectionStats): void {
     this.#add((prom, registry) => connectionMetrics(prom, registry, stats));
+  }
+
+  /** Reports the store's state and round trip, and the usage records waiting for it, at each scrape. */
+  watchStore(status: () => StoreStatus, backlog: () => number): this {
+    this.#add((prom, registry) => storeMetrics(prom, registry, status, backlog));
+    return this;
   }
 
   invalidBackendValue(server: string, field: string): void {

@@ -15,6 +15,7 @@
  * whose key has no `--max-predict` reserves, and is limited to, the configured default output.
  */
 import { ConcurrencyLimited, type GatewayError, StoreUnavailable } from "../errors.ts";
+import { StoreUnreachable } from "../store/link.ts";
 import { counterId } from "../usage/kv_layout.ts";
 import { allowanceSize, type Growth } from "./allowance.ts";
 import type { Holdings, OthersHeld } from "./holdings.ts";
@@ -243,6 +244,7 @@ export class Decisions {
 }
 
 export function storeFailure(error: unknown): StoreUnavailable {
-  console.error("gateway: reservations: store failure:", error);
+  // A network store that did not answer in time: its link said so once; each refusal need not.
+  if (!(error instanceof StoreUnreachable)) console.error("gateway: reservations: store failure:", error);
   return new StoreUnavailable("token quotas and concurrency limits", error);
 }

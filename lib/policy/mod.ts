@@ -9,8 +9,15 @@
  * is shaped, holds what it can cost against the token quotas and takes its place under the concurrency limits
  * (`reservations.ts`). Knows keys, users and the store's counters; of a request only what it can cost,
  * nothing of backends.
+ *
+ * A network store that is down (`StoreLink`) refuses what needs it with 503 `store_unavailable`, or under
+ * `allow` admits past it within a bound (`outage_allowance.ts`); what this process holds in memory (claimed
+ * rate-limit slots, quota allowances, known used-up quotas) goes on deciding either way. While more usage
+ * records wait for the store than the ledger keeps (`backlog`), every key's requests are refused: a request is
+ * not answered when its record could not be kept.
  */
-import { KeyExpired, RateLimited, rateLimitHeaders } from "../errors.ts";
+import { KeyExpired, RateLimited, rateLimitHeaders, StoreUnavailable } from "../errors.ts";
+import { StoreLink, StoreUnreachable } from "../store/link.ts";
 import type { ChatRequest } from "../chat/types.ts";
 import type { KeyRecord, UserRecord } from "../store/records.ts";
 import type { LiveTotals } from "../usage/live_totals.ts";
@@ -19,7 +26,8 @@ import { clientAddress } from "./client_address.ts";
 import { RangeList } from "./ip_address.ts";
 import { limitsOf, QuotaCheck } from "./quotas.ts";
 import { type RateDecision, RateLimiter } from "./rate_limit.ts";
-import { type Hold, Reservations } from "./reservations.ts";
+import { Hold, Reservations } from "./reservations.ts";
+import { OutageAllowance, type OutageLimit } from "./outage_allowance.ts";
 import { askedOutput, promptEstimate } from "./token_bounds.ts";
 
 export { parseAddress, parseRange } from "./ip_address.ts";
@@ -38,6 +46,21 @@ export interface PolicyOptions {
   defaultOutput: number;
   /** Lease of this process's holdings in the store, ms (default 30 s). */
   leaseMs?: number;
+  /** Bounds the wait for a network store, and says whether it is down; by default the store is local. */
+  link?: StoreLink;
+  /** While the store is down: refuse what needs it (default), or admit up to `rpm` per key, minute and limit. */
+  outage?: { mode: "closed" | "allow"; rpm: number };
+  /** The usage records waiting to be written; while `full`, requests are refused. */
+  backlog?: { readonly full: boolean; readonly backlog: number };
+}
+
+function backlogFull(records: number): StoreUnavailable {
+  return new StoreUnavailable(
+    "usage ledger",
+    undefined,
+    `The gateway cannot keep the usage of more requests until its store takes the ${records} records ` +
+      "waiting for it; try again shortly",
+  );
 }
 
 /** What the caller presented besides its key. */
@@ -59,13 +82,18 @@ export class Policy {
   readonly #rate: RateLimiter;
   readonly #quotas: QuotaCheck;
   readonly #reservations: Reservations;
+  readonly #outage?: OutageAllowance;
+  readonly #backlog?: { readonly full: boolean; readonly backlog: number };
 
   constructor(private readonly options: PolicyOptions) {
+    const link = options.link ?? new StoreLink({ remote: false, timeoutMs: Infinity });
     this.#trusted = RangeList.strict(options.trustProxy);
-    this.#rate = new RateLimiter(options.kv);
+    this.#rate = new RateLimiter(options.kv, link);
     this.#quotas = new QuotaCheck(options.totals);
+    if (options.outage?.mode === "allow") this.#outage = new OutageAllowance(options.outage.rpm);
+    this.#backlog = options.backlog;
     this.#reservations = new Reservations({
-      kv: options.kv,
+      kv: link.wrap(options.kv),
       written: options.written,
       defaultOutput: options.defaultOutput,
       leaseMs: options.leaseMs,
@@ -82,11 +110,23 @@ export class Policy {
     caller: Caller,
     now: number,
   ): Record<string, string> | Promise<Record<string, string>> {
+    if (this.#backlog?.full) throw backlogFull(this.#backlog.backlog);
     this.checkAccess(key, caller, now);
     this.#quotas.enforce(key, this.#userOf(key), now);
-    if (key.rpm === undefined) return NO_HEADERS;
-    const rate = this.#rate.admit(key.id, key.rpm, now);
-    return rate instanceof Promise ? rate.then((decided) => afterRate(decided, now)) : afterRate(rate, now);
+    const rpm = key.rpm;
+    if (rpm === undefined) return NO_HEADERS;
+    const rate = this.#rate.admit(key.id, rpm, now);
+    if (!(rate instanceof Promise)) return afterRate(rate, now);
+    return rate.then((decided) => afterRate(decided, now), (refusal) => {
+      if (!this.#pastOutage(refusal, "rate", key.id, now, rpm)) throw refusal;
+      return NO_HEADERS;
+    });
+  }
+
+  /** Under `allow`, whether a refusal because the store is down is passed over (counted) for this request. */
+  #pastOutage(refusal: unknown, limit: OutageLimit, keyId: string, now: number, cap?: number): boolean {
+    return this.#outage !== undefined && refusal instanceof StoreUnavailable &&
+      refusal.cause instanceof StoreUnreachable && this.#outage.take(limit, keyId, now, cap);
   }
 
   #userOf(key: KeyRecord): UserRecord | undefined {
@@ -112,9 +152,13 @@ export class Policy {
     const held = this.#reservations.reserve(key.id, asked);
     if (!(held instanceof Promise)) return fit(held);
     const rpm = key.rpm;
-    if (rpm === undefined) return held.then(fit);
     return held.then(fit, (refusal) => {
-      this.#rate.giveBack(key.id, rpm, now);
+      if (this.#pastOutage(refusal, "quota", key.id, now)) {
+        // Nothing held: what it bills reaches the counters with its record, once the store is back.
+        const output = limits.caps.length ? asked.output ?? this.options.defaultOutput : undefined;
+        return fit(new Hold(() => {}, [], output));
+      }
+      if (rpm !== undefined) this.#rate.giveBack(key.id, rpm, now);
       throw refusal;
     });
   }

@@ -28,8 +28,14 @@
  * minute): the commit checks the versionstamp of that write instead of reading the counter first. Should the
  * check fail, another process claims this key's slots too: the counter is read, and in that minute every
  * later claim reads it first (two round trips), since guessing would most often be wrong.
+ *
+ * A network store that does not answer in time (`StoreLink`) makes the claim fail with `StoreUnavailable`
+ * (503), whose cause is `StoreUnreachable`. The commit may still land once the store is back (Deno's client
+ * keeps sending it): its slots are then this process's, as if the claim had succeeded late, and no more are
+ * ever claimed than the limit, since the check makes a commit that lands late and a later claim exclusive.
  */
 import { StoreUnavailable } from "../errors.ts";
+import { StoreLink, StoreUnreachable } from "../store/link.ts";
 
 const MINUTE_MS = 60_000;
 /** Counters outlive their minute a little, for a late reader; the store deletes them after. */
@@ -76,7 +82,11 @@ export function rateCounterKey(keyId: string, minute: number): Deno.KvKey {
 export class RateLimiter {
   readonly #windows = new Map<string, KeyWindow>();
 
-  constructor(private readonly kv: Deno.Kv) {}
+  /** `link` bounds the wait for a network store; by default the store is a local one. */
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly link = new StoreLink({ remote: false, timeoutMs: Infinity }),
+  ) {}
 
   /**
    * Admits or refuses one request of `keyId` at time `now`, against `limit` requests per minute. Decided at
@@ -145,14 +155,31 @@ export class RateLimiter {
     }
   }
 
+  /** A claim given up on that lands after all: its slots are this process's, within the minute they are of. */
+  #landLate(
+    keyId: string,
+    w: KeyWindow,
+    sent: { grant: number; counter: number; commit: Promise<Deno.KvCommitResult | Deno.KvCommitError> },
+  ): void {
+    sent.commit.then((result) => {
+      if (!result.ok || this.#windows.get(keyId) !== w) return;
+      w.claimed += sent.grant;
+      w.counter = Math.max(w.counter, sent.counter + sent.grant);
+    }, () => {});
+  }
+
   async #claim(keyId: string, w: KeyWindow): Promise<void> {
     const key = rateCounterKey(keyId, w.minute);
     const headroom = Math.min(Math.floor(w.limit * HEADROOM_FRACTION), MAX_HEADROOM);
+    const link = this.link;
+    let sent:
+      | { grant: number; counter: number; commit: Promise<Deno.KvCommitResult | Deno.KvCommitError> }
+      | undefined;
     try {
       for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
         const guessed = w.versionstamp !== undefined && !w.shared;
         if (!guessed) {
-          const entry = await this.kv.get<Deno.KvU64>(key);
+          const entry = await link.attempt(() => this.kv.get<Deno.KvU64>(key));
           w.counter = Number(entry.value?.value ?? 0n);
           w.versionstamp = entry.versionstamp;
         }
@@ -165,10 +192,11 @@ export class RateLimiter {
           w.exhausted = true;
           return;
         }
-        const result = await this.kv.atomic()
+        const op = this.kv.atomic()
           .check({ key, versionstamp })
-          .set(key, new Deno.KvU64(BigInt(counter + grant)), { expireIn: COUNTER_TTL_MS })
-          .commit();
+          .set(key, new Deno.KvU64(BigInt(counter + grant)), { expireIn: COUNTER_TTL_MS });
+        const result = await link.attempt(() => (sent = { grant, counter, commit: op.commit() }).commit);
+        sent = undefined;
         if (result.ok) {
           w.claimed += grant;
           w.counter = counter + grant;
@@ -182,7 +210,9 @@ export class RateLimiter {
     } catch (error) {
       // Whether a commit that failed so landed is not known: the counter is read before the next claim.
       w.versionstamp = undefined;
-      console.error("gateway: rate limit: store failure:", error);
+      if (sent) this.#landLate(keyId, w, sent);
+      // The store's link says once that the store is down; each refused claim need not.
+      if (!(error instanceof StoreUnreachable)) console.error("gateway: rate limit: store failure:", error);
       throw new StoreUnavailable("rate limit", error);
     }
     throw new StoreUnavailable("rate limit", new Error("the counter kept changing"));

@@ -13,6 +13,7 @@
  * that died lapses and blocks nothing for longer. An allowance no request took from since the last renewal is
  * given back, and so is every one at shutdown.
  */
+import { StoreUnreachable } from "../store/link.ts";
 import { counterId } from "../usage/kv_layout.ts";
 import type { PeriodKeys } from "../usage/mod.ts";
 import { type Holdings, type OthersHeld, othersHeld, withShare } from "./holdings.ts";
@@ -54,6 +55,8 @@ export class Shares {
   #unwritten: [OwnerState, Billed][] = [];
   #timer: ReturnType<typeof setInterval>;
   #closed = false;
+  /** Set as closing begins: a wait for the ledger gives up then (its records are written or given up on). */
+  #closing = false;
 
   constructor(private readonly options: SharesOptions) {
     this.#kv = options.kv;
@@ -136,7 +139,7 @@ export class Shares {
         break;
       } catch {
         // The ledger keeps the records and tries again; until it wrote them, the share keeps their tokens.
-        if (this.#closed) return;
+        if (this.#closing) return;
         await sleep(Math.min(100 * attempt, 1000));
       }
     }
@@ -193,7 +196,9 @@ export class Shares {
           return true;
         }
       } catch (error) {
-        console.error("gateway: reservations: cannot publish holdings:", error);
+        if (!(error instanceof StoreUnreachable)) {
+          console.error("gateway: reservations: cannot publish holdings:", error);
+        }
         return false;
       }
       await backoff(attempt);
@@ -233,6 +238,7 @@ export class Shares {
   /** Stops renewing and takes this process's shares out of the store. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
+    this.#closing = true;
     await this.idle();
     this.#closed = true;
     await Promise.all([...this.#owners.values()].map(async (state) => {

@@ -17,6 +17,14 @@
 
 export type StoreState = "up" | "down";
 
+/**
+ * Whether the configured store is across a network: a KV Connect URL, or (without one) the platform's store
+ * under the Deploy profile. A path, or nothing outside that profile, is a local file.
+ */
+export function isNetworkStore(kvPath: string | undefined, deployProfile: boolean): boolean {
+  return kvPath === undefined ? deployProfile : /^https?:\/\//.test(kvPath);
+}
+
 /** The store did not answer in time, or is known to be down: the caller refuses what needs it. */
 export class StoreUnreachable extends Error {
   constructor(timeoutMs: number) {
@@ -106,6 +114,33 @@ export class StoreLink {
     if (!this.remote) return work();
     if (!this.up) return Promise.reject(new StoreUnreachable(this.timeoutMs));
     return this.#race(work());
+  }
+
+  /**
+   * The store with its reads (`get`, `getMany`) and commits made through `attempt`, for what a request waits
+   * for; on a local store, the store itself.
+   */
+  wrap(kv: Deno.Kv): Deno.Kv {
+    if (!this.remote) return kv;
+    const attempt = <T>(work: () => Promise<T>) => this.attempt(work);
+    return new Proxy(kv, {
+      get(target, prop) {
+        if (prop === "get" || prop === "getMany") {
+          const read = (target[prop] as (...args: unknown[]) => Promise<unknown>).bind(target);
+          return (...args: unknown[]) => attempt(() => read(...args));
+        }
+        if (prop === "atomic") {
+          return () => {
+            const op = target.atomic();
+            const commit = op.commit.bind(op);
+            op.commit = () => attempt(commit);
+            return op;
+          };
+        }
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
   }
 
   #race<T>(operation: Promise<T>): Promise<T> {

@@ -4,6 +4,14 @@
  * month counters of its key and its key's user in the same atomic commit, so records and counters can never
  * disagree. `record()` only adds to the open batch (`batch.ts`); group commits write batches off the request
  * path, each once it is full or once the flush interval has passed, each exactly once (`batch_commit.ts`).
+ *
+ * A store that does not answer (a network store in an outage: Deno's client keeps trying until it is back)
+ * holds the writer at its commit; records keep being queued meanwhile and are written, in order, once the
+ * commit lands. A commit that is sent again (by the client, or by a retry here) cannot land twice: each batch
+ * carries its own marker row, which its commit requires absent. Memory bounds the wait: past `maxBacklog`
+ * records queued and not written, `full` says so and the policy refuses requests (503) until the store takes
+ * them. A shutdown while the store does not answer gives up once no batch has landed for `closeWaitMs`, and
+ * says how many records and tokens were not written.
  */
 import { monotonicFactory } from "ulid";
 import type { UsageRecord } from "./types.ts";
@@ -42,7 +50,17 @@ export interface UsageLedgerOptions {
   keylessPerMinute?: number;
   /** Told once a minute how many key-less refusals were not written. Default: console.warn. */
   onNotice?: (message: string) => void;
+  /** Records queued and not yet written beyond which `full` is true (default 100,000). */
+  maxBacklog?: number;
+  /**
+   * How long `close()` waits with no batch landing before it gives up on the records left (default: no
+   * bound; a network store's gateway sets one, since its client waits for an unreachable store forever).
+   */
+  closeWaitMs?: number;
 }
+
+/** Records waiting for the store, at most: some tens of MB, and minutes of an outage at a busy gateway. */
+export const DEFAULT_MAX_BACKLOG = 100_000;
 
 interface Waiter {
   target: number;
@@ -72,6 +90,10 @@ export class UsageLedger implements PendingTokens {
   private readonly observer?: CounterObserver;
   private readonly keyless: KeylessBudget;
   private readonly writer: BatchCommit;
+  private readonly maxBacklog: number;
+  private readonly closeWaitMs: number;
+  /** Set when `close()` gave up on records the store did not take: flushes fail from then on. */
+  private abandoned: Error | undefined;
 
   constructor(private readonly kv: Deno.Kv, options: UsageLedgerOptions = {}) {
     this.batchSize = Math.min(
@@ -79,6 +101,8 @@ export class UsageLedger implements PendingTokens {
       MAX_BATCH_RECORDS,
     );
     this.intervalMs = options.flushIntervalMs ?? 100;
+    this.maxBacklog = options.maxBacklog ?? DEFAULT_MAX_BACKLOG;
+    this.closeWaitMs = options.closeWaitMs ?? Infinity;
     this.onError = options.onError ?? ((error) => console.error("usage ledger:", error));
     this.observer = options.observer;
     this.writer = new BatchCommit(kv, {
@@ -94,6 +118,16 @@ export class UsageLedger implements PendingTokens {
         `${count} refusal(s) without a valid key in the last minute were counted but not recorded ` +
           `(at most ${perMinute} per minute are)`,
       ));
+  }
+
+  /** Records queued and not written yet. */
+  get backlog(): number {
+    return this.queued - this.written;
+  }
+
+  /** More records wait for the store than the ledger keeps: the gateway takes no more requests until it can. */
+  get full(): boolean {
+    return this.queued - this.written >= this.maxBacklog;
   }
 
   /** Refusals without a valid key that were counted but not written, since the ledger started. */
@@ -145,18 +179,48 @@ export class UsageLedger implements PendingTokens {
   flush(): Promise<void> {
     const target = this.queued;
     if (this.written >= target) return Promise.resolve();
+    if (this.abandoned) return Promise.reject(this.abandoned);
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ target, resolve, reject }));
     this.kick();
     return done;
   }
 
-  /** Stops the timer and flushes. */
+  /**
+   * Stops the timer and flushes; with `closeWaitMs`, gives up once no batch has landed for that long, and
+   * rejects naming the records and tokens not written.
+   */
   async close(): Promise<void> {
     if (!this.closed) this.keyless.close();
     this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    await this.flush();
+    const flushed = this.flush();
+    if (this.closeWaitMs === Infinity) return await flushed;
+    for (let landed = -1; landed !== this.written;) {
+      landed = this.written;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stalled = new Promise<false>((resolve) =>
+        timer = setTimeout(() => resolve(false), this.closeWaitMs)
+      );
+      try {
+        if (await Promise.race([flushed.then(() => true), stalled])) return;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    this.giveUp();
+    throw this.abandoned;
+  }
+
+  /** The store took no batch for `closeWaitMs` while closing: the records left are given up on. */
+  private giveUp(): void {
+    let tokens = 0;
+    for (const batch of [...this.sealed, this.open]) tokens += batch.tokens;
+    this.abandoned = new Error(
+      `${this.backlog} usage record(s) with ${tokens} token(s) were not written: the store took no batch ` +
+        `for ${this.closeWaitMs} ms while the gateway stopped (a batch being sent may still have landed)`,
+    );
+    for (const waiter of this.waiters.splice(0)) waiter.reject(this.abandoned);
   }
 
   private arm(): void {
