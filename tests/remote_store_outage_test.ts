@@ -3,8 +3,8 @@
  * `GATEWAY_STORE_OUTAGE=closed` (the default), one with `allow`. While the store refuses every connection the
  * gateways keep serving, and answer as the README says: keys without limits and quotas far from their cap from
  * memory (200), a key whose rpm needs a claim 503 `store_unavailable` in the client's format (closed) or up to
- * GATEWAY_STORE_OUTAGE_RPM requests a minute (allow), a key never seen before 503. /metrics shows the store
- * down and the records waiting. Once the store is back every record is written, none twice: the records of
+ * GATEWAY_STORE_OUTAGE_RPM requests a minute (allow), a key never seen before 503. /metrics and
+ * /admin/status show the store down and the records waiting. Once the store is back every record is written, none twice: the records of
  * each key equal the requests it was answered, and the counters equal their sums.
  *
  * Three seconds of outage show what ten would: the gateway takes the store for down once an operation has
@@ -43,6 +43,13 @@ async function storeFigures(url: string) {
     outages: value("gateway_store_outages_total"),
     backlog: value("gateway_usage_backlog_records"),
   };
+}
+
+/** GET /admin/status. */
+async function adminStatus(url: string) {
+  const res = await fetch(`${url}/admin/status`, { headers: { Authorization: `Bearer ${ADMIN}` } });
+  assert.equal(res.status, 200);
+  return await res.json();
 }
 
 interface Answer {
@@ -134,6 +141,14 @@ Deno.test(`a ${OUTAGE_MS / 1000} s store outage under load: no crash, the docume
       return figures.every((f) => f.up === 0 && f.outages === 1);
     });
 
+    const statusDown = await adminStatus(closed);
+    assert.deepEqual([statusDown.store.state, statusDown.store.kind, statusDown.usage], [
+      "down",
+      "network",
+      null,
+    ]);
+    assert.ok(statusDown.store.downSince, "since when");
+
     // What each kind of key gets while the store is down.
     for (const url of urls) {
       for (const key of [keys.free, keys.quota]) {
@@ -172,6 +187,10 @@ Deno.test(`a ${OUTAGE_MS / 1000} s store outage under load: no crash, the docume
       assert.equal((await ask(url, keys.probe.key)).status, 200, "the store is back");
       note(keys.probe.id);
     }
+    const statusUp = await adminStatus(closed);
+    assert.deepEqual([statusUp.store.state, statusUp.store.outages], ["up", 1]);
+    assert.equal(typeof statusUp.store.roundTripMs, "number");
+    assert.ok(statusUp.usage, "the usage figures are back");
     await new Promise((resolve) => setTimeout(resolve, 500));
     stopLoad = true;
     await loops;

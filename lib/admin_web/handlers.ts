@@ -2,6 +2,7 @@
  * @module The admin endpoints: the page, its login and logout, its live feed, a JSON status and the
  * Prometheus metrics. Each one asks the gate first; nothing is read before the caller is known.
  */
+import { StoreUnreachable } from "../store/link.ts";
 import type { Deps } from "../deps.ts";
 import type { ClientInfo } from "../pipeline.ts";
 import { parseAddress, type RangeList } from "../policy/ip_address.ts";
@@ -78,7 +79,13 @@ export async function status(request: Request, deps: Deps): Promise<Response> {
   const admin = adminServices(deps);
   const access = admin.gate.check(request);
   if (access !== "ok") return refusal(access);
-  return jsonResponse({ health: admin.health(), usage: await admin.usage.view() }, 200, {
+  // The usage figures are read from the store: while it does not answer they are left out (null), and the
+  // health and the store's own state are answered all the same.
+  const usage = await deps.view.link.bound(admin.usage.view()).catch((error) => {
+    if (error instanceof StoreUnreachable) return null;
+    throw error;
+  });
+  return jsonResponse({ health: admin.health(), store: deps.view.link.status(), usage }, 200, {
     "Cache-Control": "no-store",
   });
 }
