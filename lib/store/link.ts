@@ -166,9 +166,10 @@ export class StoreLink {
   /**
    * Times one probe read of the store. It is waited for however long it takes (Deno's client keeps trying);
    * past `timeoutMs` the store is marked down, and the answer marks it up again. A probe that fails marks it
-   * down too. Returns what the read returned, or rethrows its error.
+   * down too. Returns what the read returned, or rethrows its error. `roundTrip`: the read is one round trip,
+   * whose time is the figure `status()` shows (not so for several reads at once).
    */
-  async probe<T>(read: () => Promise<T>): Promise<T> {
+  async probe<T>(read: () => Promise<T>, roundTrip = true): Promise<T> {
     const started = performance.now();
     let late = false;
     const timer = this.remote
@@ -179,7 +180,7 @@ export class StoreLink {
       : undefined;
     try {
       const value = await read();
-      if (!late) this.#roundTripMs = performance.now() - started;
+      if (!late && roundTrip) this.#roundTripMs = performance.now() - started;
       this.#markUp();
       return value;
     } catch (error) {

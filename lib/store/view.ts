@@ -92,12 +92,14 @@ export class StoreView {
     if (generation === this.#generation) return false;
     // Digests with no key stay so: a secret is made with its key, never presented before it exists.
     const known = [...this.#keys].filter(([, record]) => record !== null).map(([digest]) => digest);
-    const [servers, clusters, users, keys] = await Promise.all([
-      readPrefix<ServerRecord>(this.kv, KV_KEYS.servers),
-      readPrefix<ClusterRecord>(this.kv, KV_KEYS.clusters),
-      readPrefix<UserRecord>(this.kv, KV_KEYS.users),
-      readKeys(this.kv, known.slice(-RELOADED_KEYS)),
-    ]);
+    // Watched like the probe: a store that stops answering during a reload is taken for down all the same.
+    const [servers, clusters, users, keys] = await this.link.probe(() =>
+      Promise.all([
+        readPrefix<ServerRecord>(this.kv, KV_KEYS.servers),
+        readPrefix<ClusterRecord>(this.kv, KV_KEYS.clusters),
+        readPrefix<UserRecord>(this.kv, KV_KEYS.users),
+        readKeys(this.kv, known.slice(-RELOADED_KEYS)),
+      ]), false);
     for (const [digest, record] of this.#keys) if (record === null) keys.set(digest, null);
     this.#snapshot = { servers, clusters, users };
     this.#keys = keys;
