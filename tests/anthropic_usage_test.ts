@@ -47,11 +47,16 @@ Deno.test("anthropic SDK and AI SDK: the usage they report is the ledger's recor
   assert.deepEqual(billed(await stored(s)), { input: 12, output: 5, format: "anthropic", status: "ok" });
   assert.deepEqual([streamed.usage.input_tokens, streamed.usage.output_tokens], [12, 5]);
 
-  const generated = await generateText({ model: provider("x"), prompt: "Say hi", maxRetries: 0 });
+  const generated = await generateText({
+    model: provider("x"),
+    prompt: "Say hi",
+    maxOutputTokens: 64,
+    maxRetries: 0,
+  });
   assert.deepEqual(billed(await stored(s)), { input: 13, output: 6, format: "anthropic", status: "ok" });
   assert.deepEqual([generated.usage.inputTokens, generated.usage.outputTokens], [13, 6]);
 
-  const stream = streamText({ model: provider("x"), prompt: "Say hi", maxRetries: 0 });
+  const stream = streamText({ model: provider("x"), prompt: "Say hi", maxOutputTokens: 64, maxRetries: 0 });
   const usage = await stream.usage;
   assert.deepEqual(billed(await stored(s)), { input: 14, output: 7, format: "anthropic", status: "ok" });
   assert.deepEqual([usage.inputTokens, usage.outputTokens], [14, 7]);
@@ -102,6 +107,7 @@ Deno.test("a stream its backend cuts, to the AI SDK and on the wire: the error i
   const stream = streamText({
     model: anthropicProvider(s.gw.url, key)("x"),
     prompt: "Say hi",
+    maxOutputTokens: 64,
     maxRetries: 0,
     onError: ({ error }) => void errors.push(error),
   });
