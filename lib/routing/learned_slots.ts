@@ -68,6 +68,11 @@ export interface Sample {
    * none, as when another worker's request ended).
    */
   sinceEndMs?: number;
+  /**
+   * How long of `ms` the gateway's own loop was held up, asked only of a sample that looks queued (it
+   * scans the loop's recent ticks).
+   */
+  pausedMs?: () => number;
   /** Whether the model was loaded there when it was sent (else its first byte waited for the load). */
   warm: boolean;
   /** Streamed requests that had their first byte and had not ended when this one had its first, itself included. */
@@ -131,7 +136,8 @@ export class LearnedSlots {
     // unqueued one follows its sending. One whose first byte came long after the last end was busy with its
     // own prompt: a long prompt's evaluation with an end somewhere in it is no wait.
     const soonAfterEnd = sample.sinceEndMs === undefined || sample.sinceEndMs <= late;
-    if (sample.othersEnded && ms > late && soonAfterEnd) {
+    // What the gateway's own pauses added is no wait at the server.
+    if (sample.othersEnded && ms > late && soonAfterEnd && ms - (sample.pausedMs?.() ?? 0) > late) {
       this.#queued(level, sample.streaming ?? level - 1, now);
       return;
     }

@@ -74,21 +74,27 @@ export class Entry {
   }
 
   /**
-   * What request `t`, answered now (its first byte, or whole), tells about the server's slots; `pausedMs` of
-   * its wait were the gateway's own loop held up.
+   * What request `t`, answered now (its first byte, or whole), tells about the server's slots; `pausedMs`
+   * says how much of its wait the gateway's own loop was held up.
    */
-  learn(t: Admission, now: number, shared: SharedLoad | undefined, streaming?: number, pausedMs = 0): void {
+  learn(
+    t: Admission,
+    now: number,
+    shared: SharedLoad | undefined,
+    streaming?: number,
+    pausedMs?: () => number,
+  ): void {
     const { learned } = this;
     if (shared) learned.adopt(shared.learned(t.server));
     if (streaming !== undefined) learned.sawRunning(streaming, now);
     learned.observe({
       level: t.level,
-      // What the gateway's own pauses added is no wait at the server.
-      ms: now - t.startedAt - pausedMs,
+      ms: now - t.startedAt,
       othersEnded: (shared ? shared.ended(t.server) : this.ended) > t.endedBefore,
       sinceEndMs: this.lastEndedAt > t.startedAt ? now - this.lastEndedAt : undefined,
       warm: t.warm,
       streaming,
+      pausedMs,
     }, now);
     shared?.setLearned(t.server, learned.limit);
   }

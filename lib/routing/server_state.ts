@@ -207,7 +207,8 @@ export class ServerState {
   }
 
   #learn(t: Admission, now: number, streaming?: number): void {
-    const paused = this.options.loopLag?.pausedBetween(t.startedAt, now) ?? 0;
+    const lag = this.options.loopLag;
+    const paused = lag && (() => lag.pausedBetween(t.startedAt, now));
     t.entry.learn(t, now, this.#shared, streaming, paused);
   }
 
