@@ -97,9 +97,10 @@ Deno.test("capacity: a model spreads to a server with spare memory when the one 
   const warm = s.fake("warm");
   warm.slots = 1;
   warm.resident.add("m1");
-  // As with a model, generating the answer takes several times as long as its first token.
+  // As with a model, generating the answer takes several times as long as its first token, and a wait
+  // behind one (about 360 ms) is well past the noise a learned figure allows for (100 ms).
   for (const fake of [warm, s.fake("spare")]) {
-    fake.chunkDelayMs = 10;
+    fake.chunkDelayMs = 30;
     fake.reply = () => ({ content: "one two three four five six seven eight nine ten eleven twelve" });
   }
   await probed(s, "warm", "spare");
