@@ -228,8 +228,8 @@ function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): void {
   })().catch(() => {}).finally(() => clearTimeout(timer));
 }
 
-/** Most bodies arrive in one chunk, which is returned as it is. */
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
+/** Chunks read as one; most bodies arrive in one chunk, which is returned as it is. */
+export function concat(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0];
   const out = new Uint8Array(size);
   let at = 0;

@@ -9,6 +9,7 @@
  * few words naming the endpoint, never the server's address (a fetch error's text carries the full URL).
  * Servers that are removed or disabled are forgotten by the state, so one added back starts afresh.
  */
+import { concat } from "../http/read_body.ts";
 import type { BackendKind, ServerRecord } from "../store/records.ts";
 import type { ProbeResult, ServerState } from "./server_state.ts";
 import { type ModelFacts, ollamaModelFacts, openaiModelFacts } from "./model_facts.ts";
@@ -242,11 +243,5 @@ async function readAtMost(res: Response, limit: number, label: string): Promise<
     if (size > limit) throw new ProbeError(`${label} answered more than ${limit} bytes`);
     chunks.push(chunk);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
+  return concat(chunks, size);
 }
