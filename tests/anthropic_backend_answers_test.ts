@@ -7,19 +7,8 @@
  * estimate in place of invalid ones, or the estimate billed for a stream that broke.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
 import Anthropic from "@anthropic-ai/sdk";
-import { TestGateway } from "./harness.ts";
-import { FakeOllama } from "./fakes/fake_ollama.ts";
-import { FakeOpenAI } from "./fakes/fake_openai.ts";
-import {
-  type Adapter,
-  type AnswerCase,
-  answerCases,
-  scriptFor,
-  undamaged,
-} from "./support/backend_answers.ts";
-import { readTotals } from "../lib/usage/mod.ts";
+import { checkEveryAnswer, withAnswerRig } from "./support/backend_answer_runs.ts";
 import { sseEvents } from "./support/anthropic_clients.ts";
 
 /** Fixed, so a failure names a case that reruns the same way. */
@@ -55,18 +44,8 @@ function assertFraming(raw: string, where: string): void {
 }
 
 Deno.test("property: whatever a backend answers, Anthropic's SDK reads a message or raises an error, billed as shown", async () => {
-  const gw = await TestGateway.start({ config: { breakerFailures: 1_000_000_000 } });
-  const ollama = FakeOllama.start("ol");
-  const openai = FakeOpenAI.start("oa", { models: ["m2"] });
-  try {
-    await gw.addServer({ name: "ol", url: ollama.url, kind: "ollama", models: [{ tag: "m1" }] });
-    await gw.addServer({ name: "oa", url: openai.url, kind: "openai", models: [{ tag: "m2" }] });
-    const keys: Record<Adapter, string> = {
-      ollama: await gw.key({ model: "m1", tools: true, thinking: true }),
-      openai: await gw.key({ model: "m2", tools: true, thinking: true }),
-    };
-    const fakes = { ollama, openai };
-    ollama.mode = openai.mode = "scripted";
+  await withAnswerRig(async (rig) => {
+    const { gw, keys } = rig;
     let raw = "";
     let status = 0;
     const client = (key: string, base: string) =>
@@ -82,100 +61,59 @@ Deno.test("property: whatever a backend answers, Anthropic's SDK reads a message
         },
       });
 
-    const tally = new Map<string, number>();
-    const count = (name: string) => tally.set(name, (tally.get(name) ?? 0) + 1);
-    for (const adapter of ["ollama", "openai"] as const) {
-      await fc.assert(
-        fc.asyncProperty(answerCases(adapter), async (c: AnswerCase) => {
-          fakes[adapter].scripted = scriptFor(c);
-          const base = BASES[c.path % BASES.length];
-          const where = `${adapter} ${c.stream ? "stream" : "whole"} on ${base}/v1/messages`;
-          const params = {
-            model: "any",
-            max_tokens: 256,
-            messages: [{ role: "user" as const, content: "hello there" }],
-            tools: [{ name: "look", input_schema: { type: "object" as const } }],
-          };
-          const before = gw.usage.length;
-          let shown: Anthropic.Message | undefined;
-          let thrown: unknown;
-          const stream = c.stream ? client(keys[adapter], base).messages.stream(params) : undefined;
-          try {
-            shown = stream
-              ? await stream.finalMessage()
-              : await client(keys[adapter], base).messages.create(params);
-          } catch (error) {
-            thrown = error;
-          }
-          assert.equal(gw.usage.length, before + 1, `${where}: one usage record per request`);
-          const rec = gw.usage[before];
-          assert.equal(rec.format, "anthropic", where);
-          assert.equal(rec.httpStatus, status, where);
-          if (status === 502) {
-            assert.ok(thrown instanceof Anthropic.InternalServerError, `${where}: ${thrown}`);
-            assert.equal(thrown.status, 502, where);
-            assert.equal(thrown.type, "api_error", where);
-            assert.equal(thrown.errorCode, "bad_gateway", where);
-            assert.equal(rec.status, "error", where);
-          } else {
-            assert.equal(status, 200, `${where}: ${raw.slice(0, 300)}`);
-            if (c.stream) assertFraming(raw, where);
-            if (rec.status === "partial") {
-              // The stream broke: the client raises the error event, and shows what was billed for it.
-              assert.ok(thrown instanceof Anthropic.APIError, `${where}: ${thrown}`);
-              assert.equal(thrown.errorCode, "bad_gateway", where);
-              shown = stream!.currentMessage;
-            } else {
-              assert.equal(
-                thrown,
-                undefined,
-                `${where}: the client failed: ${thrown}\n${raw.slice(0, 2000)}`,
-              );
-              assert.equal(rec.status, "ok", where);
-            }
-            assert.equal(shown!.type, "message", where);
-            assert.deepEqual(
-              [shown!.usage.input_tokens, shown!.usage.output_tokens],
-              [rec.promptTokens, rec.completionTokens],
-              `${where}: billed as shown`,
-            );
-          }
-          if (undamaged(c)) {
-            assert.equal(rec.status, "ok", `${where}: a valid answer was not served`);
-            assert.equal(rec.tokenSource, "backend", where);
-            assert.deepEqual([rec.promptTokens, rec.completionTokens], [c.facts.prompt, c.facts.completion]);
-          }
-          count(adapter);
-          count(`${adapter} ${status} ${rec.status} ${rec.tokenSource}`);
-        }),
-        { seed: SEED, numRuns: RUNS_PER_ADAPTER },
-      );
-    }
-
-    await gw.ledger.flush();
-    // The spread is part of the claim: each adapter's answers were served with the server's counts, with
-    // estimates in place of invalid ones, broke off mid-stream, and were refused when unreadable.
-    for (const adapter of ["ollama", "openai"] as const) {
-      assert.equal(tally.get(adapter), RUNS_PER_ADAPTER);
-      for (
-        const outcome of ["200 ok backend", "200 ok estimate", "502 error backend", "200 partial estimate"]
-      ) {
-        const n = tally.get(`${adapter} ${outcome}`) ?? 0;
-        assert.ok(n >= 10, `${adapter} "${outcome}": only ${n} cases\n${JSON.stringify([...tally])}`);
+    const run = { seed: SEED, runsPerAdapter: RUNS_PER_ADAPTER, minPerOutcome: 10 };
+    await checkEveryAnswer(rig, run, async (adapter, c, record) => {
+      const base = BASES[c.path % BASES.length];
+      const where = `${adapter} ${c.stream ? "stream" : "whole"} on ${base}/v1/messages`;
+      const params = {
+        model: "any",
+        max_tokens: 256,
+        messages: [{ role: "user" as const, content: "hello there" }],
+        tools: [{ name: "look", input_schema: { type: "object" as const } }],
+      };
+      let shown: Anthropic.Message | undefined;
+      let thrown: unknown;
+      const stream = c.stream ? client(keys[adapter], base).messages.stream(params) : undefined;
+      try {
+        shown = stream
+          ? await stream.finalMessage()
+          : await client(keys[adapter], base).messages.create(params);
+      } catch (error) {
+        thrown = error;
       }
-    }
-    const byKey = new Map<string, number>();
-    for (const r of gw.usage) {
-      byKey.set(r.keyId!, (byKey.get(r.keyId!) ?? 0) + r.promptTokens + r.completionTokens);
-    }
-    for (const [keyId, sum] of byKey) {
-      const totals = await readTotals(gw.kv, "key", keyId, new Date());
-      assert.deepEqual(totals, { day: sum, week: sum, month: sum }, `counters of key ${keyId}`);
-    }
-    assert.deepEqual(gw.usage.filter((u) => u.httpStatus >= 500 && u.httpStatus !== 502), []);
-  } finally {
-    await gw.close();
-    await ollama.close();
-    await openai.close();
-  }
+      const rec = record(where);
+      assert.equal(rec.format, "anthropic", where);
+      assert.equal(rec.httpStatus, status, where);
+      if (status === 502) {
+        assert.ok(thrown instanceof Anthropic.InternalServerError, `${where}: ${thrown}`);
+        assert.equal(thrown.status, 502, where);
+        assert.equal(thrown.type, "api_error", where);
+        assert.equal(thrown.errorCode, "bad_gateway", where);
+        assert.equal(rec.status, "error", where);
+      } else {
+        assert.equal(status, 200, `${where}: ${raw.slice(0, 300)}`);
+        if (c.stream) assertFraming(raw, where);
+        if (rec.status === "partial") {
+          // The stream broke: the client raises the error event, and shows what was billed for it.
+          assert.ok(thrown instanceof Anthropic.APIError, `${where}: ${thrown}`);
+          assert.equal(thrown.errorCode, "bad_gateway", where);
+          shown = stream!.currentMessage;
+        } else {
+          assert.equal(
+            thrown,
+            undefined,
+            `${where}: the client failed: ${thrown}\n${raw.slice(0, 2000)}`,
+          );
+          assert.equal(rec.status, "ok", where);
+        }
+        assert.equal(shown!.type, "message", where);
+        assert.deepEqual(
+          [shown!.usage.input_tokens, shown!.usage.output_tokens],
+          [rec.promptTokens, rec.completionTokens],
+          `${where}: billed as shown`,
+        );
+      }
+      return { where, status, rec };
+    });
+  });
 });
