@@ -5,12 +5,12 @@
  * count_tokens, which parses with the same face; and every path serving afterwards.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
 import { Scenario } from "./harness.ts";
 import { toJsonText } from "./support/hostile_bodies.ts";
 import { assertNoServerErrors, readFaceError } from "./support/hostile_faces.ts";
 import { ANTHROPIC_CONTRACT, validMessagesBody } from "./support/anthropic_hostile_bodies.ts";
 import { type ContractRequest, contractRequests, sendContractRequest } from "./support/hostile_contract.ts";
+import { assertEveryRefused, RefusalSpread } from "./support/refusal_runs.ts";
 
 /** Fixed, so a failure names a case that reruns the same way. */
 const SEED = 20_261_126;
@@ -18,13 +18,6 @@ const RUNS = 2_000;
 const COUNT_RUNS = 300;
 const MAX_BODY_BYTES = 256 * 1024;
 const COUNT_PATHS = ["/v1/messages/count_tokens", "/api/v1/messages/count_tokens"] as const;
-
-const labelled = (requests: fc.Arbitrary<ContractRequest>) =>
-  requests.map((r) =>
-    Object.assign(r, {
-      [fc.toStringMethod]: () => `${r.category} on ${r.path}: ${r.label} (expected ${r.expect})`,
-    }) as ContractRequest
-  );
 
 Deno.test("property: generated malformed Messages requests get a 4xx in Anthropic's shape, and harm nothing", async () => {
   await using s = await Scenario.start([{ name: "a" }], { config: { maxBodyBytes: MAX_BODY_BYTES } });
@@ -42,30 +35,21 @@ Deno.test("property: generated malformed Messages requests get a 4xx in Anthropi
   const acceptedBefore = s.fake().chats.length;
   const recordsBefore = s.gw.usage.length;
 
-  const seen = new Map<string, number>();
-  const count = (name: string) => seen.set(name, (seen.get(name) ?? 0) + 1);
+  const spread = new RefusalSpread();
   let sent = 0;
-  const check = async (r: ContractRequest) => {
-    const where = `${r.category} on ${r.path}: ${r.label}`;
-    const res = await sendContractRequest(s.gw.url, keyHeaders[sent++ % 2], r);
-    const refusal = await readFaceError(res, "anthropic", where);
-    assert.equal(refusal.status, r.expect, `${where}: ${refusal.message}`);
-    count(r.path);
-    count(r.category);
-  };
-  await fc.assert(fc.asyncProperty(labelled(contractRequests(ANTHROPIC_CONTRACT, MAX_BODY_BYTES)), check), {
-    seed: SEED,
-    numRuns: RUNS,
-  });
+  const refuse = async (r: ContractRequest, where: string) =>
+    readFaceError(await sendContractRequest(s.gw.url, keyHeaders[sent++ % 2], r), "anthropic", where);
+  const onMessages = contractRequests(ANTHROPIC_CONTRACT, MAX_BODY_BYTES);
+  await assertEveryRefused(onMessages, { seed: SEED, numRuns: RUNS }, spread, refuse);
   const onCount = contractRequests({ ...ANTHROPIC_CONTRACT, paths: COUNT_PATHS }, MAX_BODY_BYTES);
-  await fc.assert(fc.asyncProperty(labelled(onCount), check), { seed: SEED, numRuns: COUNT_RUNS });
+  await assertEveryRefused(onCount, { seed: SEED, numRuns: COUNT_RUNS }, spread, refuse);
 
   assert.equal(s.fake().chats.length, acceptedBefore, "a malformed request reached the backend");
   assertNoServerErrors(s.gw);
   const records = s.gw.usage.slice(recordsBefore);
   assert.ok(records.every((u) => u.format === "anthropic" && u.status === "rejected"));
   // One record per refused Messages request; count_tokens, like discovery, records nothing.
-  const messagesRuns = ANTHROPIC_CONTRACT.paths.reduce((n, p) => n + (seen.get(p) ?? 0), 0);
+  const messagesRuns = ANTHROPIC_CONTRACT.paths.reduce((n, p) => n + spread.of(p), 0);
   assert.equal(messagesRuns, RUNS);
   assert.equal(records.length, RUNS);
 
@@ -76,26 +60,7 @@ Deno.test("property: generated malformed Messages requests get a 4xx in Anthropi
   }
 
   // The spread is part of the claim: every path and every kind of damage was exercised.
-  for (const path of ANTHROPIC_CONTRACT.paths) {
-    assert.ok((seen.get(path) ?? 0) >= 800, `${path}: ${seen.get(path)}`);
-  }
-  for (const path of COUNT_PATHS) assert.ok((seen.get(path) ?? 0) >= 100, `${path}: ${seen.get(path)}`);
-  const categories = [
-    "wrong-kind",
-    "bad-value",
-    "bad-image",
-    "deep-nesting",
-    "giant-array",
-    "huge-string",
-    "truncated",
-    "control-char",
-    "invalid-utf8",
-    "random-bytes",
-    "trailing-junk",
-    "not-json",
-    "not-object",
-    "content-type",
-    "over-limit",
-  ];
-  for (const c of categories) assert.ok((seen.get(c) ?? 0) >= 20, `${c}: ${seen.get(c) ?? 0} cases`);
+  spread.assertPaths(ANTHROPIC_CONTRACT.paths, 800);
+  spread.assertPaths(COUNT_PATHS, 100);
+  spread.assertCategories(20);
 });

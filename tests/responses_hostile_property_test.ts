@@ -5,7 +5,6 @@
  * path afterwards.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
 import { Scenario } from "./harness.ts";
 import { toJsonText } from "./support/hostile_bodies.ts";
 import { assertNoServerErrors, assertServesEveryPath, readFaceError } from "./support/hostile_faces.ts";
@@ -14,7 +13,8 @@ import {
   RESPONSES_PATHS,
   validResponsesBody,
 } from "./support/responses_hostile_bodies.ts";
-import { type ContractRequest, contractRequests, sendContractRequest } from "./support/hostile_contract.ts";
+import { contractRequests, sendContractRequest } from "./support/hostile_contract.ts";
+import { assertEveryRefused, RefusalSpread } from "./support/refusal_runs.ts";
 
 /** Fixed, so a failure names a case that reruns the same way. */
 const SEED = 20_261_125;
@@ -34,27 +34,14 @@ Deno.test("property: generated malformed Responses requests get a 4xx in OpenAI'
   }
   const acceptedBefore = s.fake().chats.length;
 
-  const seen = new Map<string, number>();
-  const count = (name: string) => seen.set(name, (seen.get(name) ?? 0) + 1);
-  const labelled = contractRequests(RESPONSES_CONTRACT, MAX_BODY_BYTES).map((r) =>
-    Object.assign(r, {
-      [fc.toStringMethod]: () => `${r.category} on ${r.path}: ${r.label} (expected ${r.expect})`,
-    }) as ContractRequest
-  );
-  await fc.assert(
-    fc.asyncProperty(labelled, async (r) => {
-      const where = `${r.category} on ${r.path}: ${r.label}`;
-      // The Responses API's errors are OpenAI's, as on the chat-completions paths (format A).
-      const refusal = await readFaceError(
-        await sendContractRequest(s.gw.url, { Authorization: `Bearer ${key}` }, r),
-        "A",
-        where,
-      );
-      assert.equal(refusal.status, r.expect, `${where}: ${refusal.message}`);
-      count(r.path);
-      count(r.category);
-    }),
+  const spread = new RefusalSpread();
+  await assertEveryRefused(
+    contractRequests(RESPONSES_CONTRACT, MAX_BODY_BYTES),
     { seed: SEED, numRuns: RUNS },
+    spread,
+    // The Responses API's errors are OpenAI's, as on the chat-completions paths (format A).
+    async (r, where) =>
+      readFaceError(await sendContractRequest(s.gw.url, { Authorization: `Bearer ${key}` }, r), "A", where),
   );
 
   assert.equal(s.fake().chats.length, acceptedBefore, "a malformed request reached the backend");
@@ -68,26 +55,6 @@ Deno.test("property: generated malformed Responses requests get a 4xx in OpenAI'
   }
 
   // The spread is part of the claim: both paths and every kind of damage were exercised.
-  for (const path of RESPONSES_PATHS) {
-    assert.ok((seen.get(path) ?? 0) >= 500, `${path}: ${seen.get(path)} cases`);
-  }
-  for (
-    const c of [
-      "wrong-kind",
-      "bad-value",
-      "bad-image",
-      "deep-nesting",
-      "giant-array",
-      "huge-string",
-      "truncated",
-      "control-char",
-      "invalid-utf8",
-      "random-bytes",
-      "trailing-junk",
-      "not-json",
-      "not-object",
-      "content-type",
-      "over-limit",
-    ]
-  ) assert.ok((seen.get(c) ?? 0) >= 10, `${c}: ${seen.get(c) ?? 0} cases`);
+  spread.assertPaths(RESPONSES_PATHS, 500);
+  spread.assertCategories(10);
 });
