@@ -1,8 +1,9 @@
 /** The Vercel AI SDK's OpenAI-compatible provider, given only the gateway's base URL and a key. */
 import assert from "node:assert/strict";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, jsonSchema, streamText, tool } from "ai";
+import { generateText, streamText } from "ai";
 import { Scenario } from "./harness.ts";
+import { weatherTool } from "./support/weather_tool.ts";
 
 Deno.test("AI SDK: generateText, and streamText calling a tool", async () => {
   await using s = await Scenario.start();
@@ -24,20 +25,7 @@ Deno.test("AI SDK: generateText, and streamText calling a tool", async () => {
     model: gateway("any"),
     prompt: "Weather in Oslo?",
     maxRetries: 0,
-    tools: {
-      get_weather: tool({
-        description: "Weather in a city",
-        inputSchema: jsonSchema<{ city: string }>({
-          type: "object",
-          properties: { city: { type: "string" } },
-          required: ["city"],
-        }),
-        execute: (input) => {
-          calls.push(input);
-          return Promise.resolve({ celsius: 3 });
-        },
-      }),
-    },
+    tools: { get_weather: weatherTool(calls) },
   });
   const toolCalls = await stream.toolCalls;
   assert.equal(toolCalls.length, 1);

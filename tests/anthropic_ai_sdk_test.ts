@@ -1,8 +1,9 @@
 /** The Vercel AI SDK's Anthropic provider (`@ai-sdk/anthropic`), given only the gateway's base URL and a key. */
 import assert from "node:assert/strict";
-import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { generateText, stepCountIs, streamText } from "ai";
 import { Scenario } from "./harness.ts";
 import { anthropicProvider } from "./support/anthropic_clients.ts";
+import { weatherTool } from "./support/weather_tool.ts";
 
 Deno.test("AI SDK Anthropic provider: generateText, with the system text and the limit passed on", async () => {
   await using s = await Scenario.start();
@@ -44,20 +45,7 @@ Deno.test("AI SDK Anthropic provider: streamText calls a tool the SDK runs, then
     maxOutputTokens: 64,
     maxRetries: 0,
     stopWhen: stepCountIs(2),
-    tools: {
-      get_weather: tool({
-        description: "Weather in a city",
-        inputSchema: jsonSchema<{ city: string }>({
-          type: "object",
-          properties: { city: { type: "string" } },
-          required: ["city"],
-        }),
-        execute: (input) => {
-          ran.push(input);
-          return Promise.resolve({ celsius: 3 });
-        },
-      }),
-    },
+    tools: { get_weather: weatherTool(ran) },
   });
   assert.equal(await stream.text, "It is 3 degrees.");
   const steps = await stream.steps;

@@ -6,9 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { createOpenAI } from "@ai-sdk/openai";
-import { APICallError, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { APICallError, generateText, stepCountIs, streamText } from "ai";
 import { Scenario } from "./harness.ts";
 import type { UsageRecord } from "../lib/usage/types.ts";
+import { weatherTool } from "./support/weather_tool.ts";
 
 const provider = (s: Scenario, apiKey: string) => createOpenAI({ baseURL: `${s.gw.url}/v1`, apiKey });
 
@@ -20,20 +21,6 @@ function assertUsage(
   assert.equal(rec.format, "responses");
   assert.deepEqual([usage.inputTokens, usage.outputTokens], [rec.promptTokens, rec.completionTokens]);
 }
-
-const weatherTool = (calls: unknown[]) =>
-  tool({
-    description: "Weather in a city",
-    inputSchema: jsonSchema<{ city: string }>({
-      type: "object",
-      properties: { city: { type: "string" } },
-      required: ["city"],
-    }),
-    execute: (input) => {
-      calls.push(input);
-      return Promise.resolve({ celsius: 3 });
-    },
-  });
 
 Deno.test("AI SDK default OpenAI provider: generateText, billed as it reports", async () => {
   await using s = await Scenario.start();
