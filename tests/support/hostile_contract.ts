@@ -5,7 +5,8 @@
  * refuses them, byte-level damage to the valid body's text (truncation, control characters, invalid UTF-8,
  * trailing junk, JSON that is not an object, non-JSON syntax), wrong content types, and a valid body past the
  * size limit. Each request knows the status the contract gives it: 415 for the type, else 413 past the size
- * limit, else 400.
+ * limit, else 400. The byte damage, content types and over-limit bodies are built here for the chat
+ * paths' generator (hostile_requests.ts) too.
  */
 import fc from "fast-check";
 import {
@@ -41,7 +42,8 @@ export interface ContractRequest {
   expect: 400 | 413 | 415;
 }
 
-interface Damage {
+/** One way a request is damaged, before it is given a path. */
+export interface Damage {
   category: string;
   label: string;
   bytes: Uint8Array<ArrayBuffer>;
@@ -179,7 +181,42 @@ export function contractRequests(
       : body("huge-string", [{ at: where.at, value: "x".repeat(size) }])
   );
 
-  const junk: fc.Arbitrary<Damage> = fc.oneof(
+  const damage = fc.oneof(
+    { weight: 5, arbitrary: fieldMutations },
+    { weight: 1, arbitrary: imageMutations },
+    { weight: 1, arbitrary: fc.oneof(deepNesting, giantArray, hugeString) },
+    { weight: 3, arbitrary: byteDamage(validText, NOT_JSON) },
+    { weight: 1, arbitrary: wrongContentTypes(validText, WRONG_TYPES) },
+    { weight: 1, arbitrary: overLimitBodies(maxBodyBytes, contract.padded) },
+  );
+  return fc.tuple(fc.constantFrom(...contract.paths), damage).map(([path, d]) => ({
+    category: d.category,
+    label: d.label,
+    path,
+    bytes: d.bytes,
+    ...sentAs(d, maxBodyBytes),
+  }));
+}
+
+/** The Content-Type a damaged body goes with, and the status it is owed: 415 for the type, 413 for the size. */
+export function sentAs(
+  d: Damage,
+  maxBodyBytes: number,
+): { contentType: string | null; expect: 400 | 413 | 415 } {
+  const contentType = d.contentType === undefined ? "application/json" : d.contentType;
+  const expect = d.contentType !== undefined ? 415 : d.bytes.length > maxBodyBytes ? 413 : 400;
+  return { contentType, expect };
+}
+
+/**
+ * Damage to the bytes of a valid body's text: truncation, control characters, invalid UTF-8, random bytes,
+ * trailing junk, the `notJson` rewrites, and JSON that is not an object.
+ */
+export function byteDamage(
+  validText: string,
+  notJson: readonly [string, (text: string) => string][],
+): fc.Arbitrary<Damage> {
+  return fc.oneof(
     fc.nat({ max: validText.length - 1 }).map((n) => ({
       category: "truncated",
       label: `the first ${n} of ${validText.length} characters`,
@@ -208,7 +245,7 @@ export function contractRequests(
       label: `${JSON.stringify(first + rest)} after the body`,
       bytes: encode(validText + first + rest),
     })),
-    fc.constantFrom(...NOT_JSON).map(([name, rewrite]) => ({
+    fc.constantFrom(...notJson).map(([name, rewrite]) => ({
       category: "not-json",
       label: name,
       bytes: encode(rewrite(validText)),
@@ -221,9 +258,15 @@ export function contractRequests(
       }),
     ),
   );
+}
 
-  const wrongType: fc.Arbitrary<Damage> = fc.oneof(
-    fc.constantFrom(...WRONG_TYPES),
+/** The valid body sent with `types` or other content types that are not JSON; null sends none. */
+export function wrongContentTypes(
+  validText: string,
+  types: readonly (string | null)[],
+): fc.Arbitrary<Damage> {
+  return fc.oneof(
+    fc.constantFrom(...types),
     fc.tuple(
       fc.constantFrom("text", "application", "image", "multipart"),
       fc.stringMatching(/^[a-z][a-z.-]{0,15}$/),
@@ -236,24 +279,16 @@ export function contractRequests(
     bytes: encode(validText),
     contentType,
   }));
+}
 
-  const overLimit: fc.Arbitrary<Damage> = fc.integer({ min: 1, max: maxBodyBytes }).map((extra) => {
-    const text = toJsonText(contract.padded("x".repeat(maxBodyBytes + extra)));
+/** A valid body padded past the limit by `padded`: refused for its size alone. */
+export function overLimitBodies(
+  maxBodyBytes: number,
+  padded: (text: string) => Record<string, unknown>,
+): fc.Arbitrary<Damage> {
+  return fc.integer({ min: 1, max: maxBodyBytes }).map((extra) => {
+    const text = toJsonText(padded("x".repeat(maxBodyBytes + extra)));
     return { category: "over-limit", label: `a valid body of ${text.length} bytes`, bytes: encode(text) };
-  });
-
-  const damage = fc.oneof(
-    { weight: 5, arbitrary: fieldMutations },
-    { weight: 1, arbitrary: imageMutations },
-    { weight: 1, arbitrary: fc.oneof(deepNesting, giantArray, hugeString) },
-    { weight: 3, arbitrary: junk },
-    { weight: 1, arbitrary: wrongType },
-    { weight: 1, arbitrary: overLimit },
-  );
-  return fc.tuple(fc.constantFrom(...contract.paths), damage).map(([path, d]) => {
-    const contentType = d.contentType === undefined ? "application/json" : d.contentType;
-    const expect = d.contentType !== undefined ? 415 : d.bytes.length > maxBodyBytes ? 413 : 400;
-    return { category: d.category, label: d.label, path, contentType, bytes: d.bytes, expect };
   });
 }
 

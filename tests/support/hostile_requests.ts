@@ -2,12 +2,22 @@
  * Whole hostile requests for the property test: a public path, a Content-Type and body bytes, from the body
  * mutations plus byte-level damage to a valid body (truncation, control characters, invalid UTF-8, trailing
  * junk, JSON that is not an object, non-JSON syntax) and wrong or missing content types. Each request knows
- * the status the contract gives it: 415 for the type, else 413 past the size limit, else 400.
+ * the status the contract gives it: 415 for the type, else 413 past the size limit, else 400. The chat paths
+ * keep their own field mutations (hostile_mutations.ts); the byte and content-type damage, the over-limit
+ * bodies and the sending are hostile_contract.ts's, given this body's own rewrites and types.
  */
 import fc from "fast-check";
 import { toJsonText, validBody } from "./hostile_bodies.ts";
 import { type BodyMutation, extremeMutations, fieldMutations, imageMutations } from "./hostile_mutations.ts";
 import { CHAT_PATHS, type FaceLetter } from "./hostile_faces.ts";
+import {
+  byteDamage,
+  type Damage,
+  overLimitBodies,
+  sendContractRequest,
+  sentAs,
+  wrongContentTypes,
+} from "./hostile_contract.ts";
 
 export interface HostileRequest {
   category: string;
@@ -20,31 +30,13 @@ export interface HostileRequest {
   expect: 400 | 413 | 415;
 }
 
-type Damage = {
-  category: string;
-  label: string;
-  bytes: Uint8Array<ArrayBuffer>;
-  contentType?: string | null;
-};
-
 const encode = (text: string) => new TextEncoder().encode(text);
 const VALID_TEXT = toJsonText(validBody());
 
-function splice(text: string, at: number, insert: Uint8Array): Uint8Array<ArrayBuffer> {
-  const bytes = encode(text);
-  const i = at % (bytes.length + 1);
-  return new Uint8Array([...bytes.subarray(0, i), ...insert, ...bytes.subarray(i)]);
-}
-
 const fromBody = (m: BodyMutation): Damage => ({ ...m, bytes: encode(toJsonText(m.body)) });
 
-/** C0 controls other than the JSON whitespace ones: invalid anywhere in JSON text, in a string or not. */
-const CONTROL = [...Array(32).keys()].filter((c) => c !== 9 && c !== 10 && c !== 13);
-
-/** Byte sequences that are never valid UTF-8: lone continuations, overlongs, surrogates, cut sequences. */
-const INVALID_UTF8 = [[0x80], [0xbf], [0xc0, 0xaf], [0xc1, 0x81], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf5], [
-  0xff,
-]];
+/** A valid body whose one message is `text`. */
+const padded = (text: string) => ({ ...validBody(), messages: [{ role: "user", content: text }] });
 
 /** Rewrites of the valid text that no JSON parser accepts. */
 const NOT_JSON: readonly [string, (text: string) => string][] = [
@@ -58,111 +50,42 @@ const NOT_JSON: readonly [string, (text: string) => string][] = [
   ["two bodies", (t) => t + t],
 ];
 
-const junk: fc.Arbitrary<Damage> = fc.oneof(
-  fc.nat({ max: VALID_TEXT.length - 1 }).map((n) => ({
-    category: "truncated",
-    label: `the first ${n} of ${VALID_TEXT.length} characters`,
-    bytes: encode(VALID_TEXT.slice(0, n)),
-  })),
-  fc.tuple(fc.constantFrom(...CONTROL), fc.nat()).map(([c, at]) => ({
-    category: "control-char",
-    label: `byte 0x${c.toString(16)} inserted at ${at % (VALID_TEXT.length + 1)}`,
-    bytes: splice(VALID_TEXT, at, new Uint8Array([c])),
-  })),
-  fc.tuple(fc.constantFrom(...INVALID_UTF8), fc.nat()).map(([seq, at]) => ({
-    category: "invalid-utf8",
-    label: `bytes ${seq.map((b) => b.toString(16)).join(" ")} inserted at ${at % (VALID_TEXT.length + 1)}`,
-    bytes: splice(VALID_TEXT, at, new Uint8Array(seq)),
-  })),
-  fc.tuple(fc.uint8Array({ maxLength: 300 }), fc.nat()).map(([random, at]) => {
-    const i = at % (random.length + 1);
-    return {
-      category: "random-bytes",
-      label: `${random.length + 1} random bytes with 0xff at ${i}`,
-      bytes: new Uint8Array([...random.subarray(0, i), 0xff, ...random.subarray(i)]),
-    };
-  }),
-  fc.tuple(fc.constantFrom(..."}]),:x<#'"), fc.string({ maxLength: 40 })).map(([first, rest]) => ({
-    category: "trailing-junk",
-    label: `${JSON.stringify(first + rest)} after the body`,
-    bytes: encode(VALID_TEXT + first + rest),
-  })),
-  fc.constantFrom(...NOT_JSON).map(([name, rewrite]) => ({
-    category: "not-json",
-    label: name,
-    bytes: encode(rewrite(VALID_TEXT)),
-  })),
-  fc.jsonValue({ maxDepth: 3 }).filter((v) => typeof v !== "object" || v === null || Array.isArray(v)).map(
-    (v) => ({
-      category: "not-object",
-      label: `body ${JSON.stringify(v).slice(0, 60)}`,
-      bytes: encode(JSON.stringify(v)),
-    }),
-  ),
-);
-
 /** Content types the JSON endpoints must refuse, including none at all; the body itself is valid. */
-const wrongType: fc.Arbitrary<Damage> = fc.oneof(
-  fc.constantFrom(
-    null,
-    "",
-    "text/plain",
-    "text/json",
-    "application/x-www-form-urlencoded",
-    "multipart/form-data; boundary=x",
-    "application/jsonp",
-    "application/json-seq",
-    "application/xml",
-    "application/octet-stream",
-    "json",
-    "*/*",
-  ),
-  fc.tuple(
-    fc.constantFrom("text", "application", "image", "multipart"),
-    fc.stringMatching(/^[a-z][a-z.-]{0,15}$/),
-  )
-    .filter(([, sub]) => !sub.includes("json"))
-    .map(([type, sub]) => `${type}/${sub}`),
-).map((contentType) => ({
-  category: "content-type",
-  label: `Content-Type ${JSON.stringify(contentType)}`,
-  bytes: encode(VALID_TEXT),
-  contentType,
-}));
-
-/** A valid body padded past the limit: refused for its size alone. */
-function overLimit(maxBodyBytes: number): fc.Arbitrary<Damage> {
-  return fc.integer({ min: 1, max: maxBodyBytes }).map((extra) => {
-    const pad = "x".repeat(maxBodyBytes + extra);
-    const text = toJsonText({ ...validBody(), messages: [{ role: "user", content: pad }] });
-    return { category: "over-limit", label: `a valid body of ${text.length} bytes`, bytes: encode(text) };
-  });
-}
+const WRONG_TYPES = [
+  null,
+  "",
+  "text/plain",
+  "text/json",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  "application/jsonp",
+  "application/json-seq",
+  "application/xml",
+  "application/octet-stream",
+  "json",
+  "*/*",
+];
 
 export function hostileRequests(maxBodyBytes: number): fc.Arbitrary<HostileRequest> {
   const damage = fc.oneof(
     { weight: 4, arbitrary: fieldMutations.map(fromBody) },
     { weight: 1, arbitrary: imageMutations.map(fromBody) },
     { weight: 1, arbitrary: extremeMutations.map(fromBody) },
-    { weight: 3, arbitrary: junk },
-    { weight: 1, arbitrary: wrongType },
-    { weight: 1, arbitrary: overLimit(maxBodyBytes) },
+    { weight: 3, arbitrary: byteDamage(VALID_TEXT, NOT_JSON) },
+    { weight: 1, arbitrary: wrongContentTypes(VALID_TEXT, WRONG_TYPES) },
+    { weight: 1, arbitrary: overLimitBodies(maxBodyBytes, padded) },
   );
-  return fc.tuple(fc.constantFrom(...CHAT_PATHS), damage).map(([{ path, face }, d]) => {
-    const contentType = d.contentType === undefined ? "application/json" : d.contentType;
-    const expect = d.contentType !== undefined ? 415 : d.bytes.length > maxBodyBytes ? 413 : 400;
-    return { category: d.category, label: d.label, path, face, contentType, bytes: d.bytes, expect };
-  });
+  return fc.tuple(fc.constantFrom(...CHAT_PATHS), damage).map(([{ path, face }, d]) => ({
+    category: d.category,
+    label: d.label,
+    path,
+    face,
+    bytes: d.bytes,
+    ...sentAs(d, maxBodyBytes),
+  }));
 }
 
-/** Sends one hostile request; a hang fails the case instead of the run. */
+/** Sends one hostile request with the key as a bearer token; a hang fails the case instead of the run. */
 export function send(baseUrl: string, key: string, r: HostileRequest): Promise<Response> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${key}` };
-  if (r.contentType !== null) headers["Content-Type"] = r.contentType;
-  return fetch(`${baseUrl}${r.path}`, {
-    method: "POST",
-    headers,
-    body: r.bytes,
-    signal: AbortSignal.timeout(10_000),
-  });
+  return sendContractRequest(baseUrl, { Authorization: `Bearer ${key}` }, r);
 }
