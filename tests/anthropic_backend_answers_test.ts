@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
-import { checkEveryAnswer, withAnswerRig } from "./support/backend_answer_runs.ts";
+import { checkEveryAnswer, LastAnswer, withAnswerRig } from "./support/backend_answer_runs.ts";
 import { sseEvents } from "./support/anthropic_clients.ts";
 
 /** Fixed, so a failure names a case that reruns the same way. */
@@ -46,19 +46,13 @@ function assertFraming(raw: string, where: string): void {
 Deno.test("property: whatever a backend answers, Anthropic's SDK reads a message or raises an error, billed as shown", async () => {
   await withAnswerRig(async (rig) => {
     const { gw, keys } = rig;
-    let raw = "";
-    let status = 0;
+    const last = new LastAnswer();
     const client = (key: string, base: string) =>
       new Anthropic({
         apiKey: key,
         baseURL: `${gw.url}${base}`,
         maxRetries: 0,
-        fetch: async (url, init) => {
-          const res = await fetch(url, init);
-          status = res.status;
-          raw = await res.clone().text();
-          return res;
-        },
+        fetch: last.fetch,
       });
 
     const run = { seed: SEED, runsPerAdapter: RUNS_PER_ADAPTER, minPerOutcome: 10 };
@@ -81,6 +75,7 @@ Deno.test("property: whatever a backend answers, Anthropic's SDK reads a message
       } catch (error) {
         thrown = error;
       }
+      const { status, raw } = last;
       const rec = record(where);
       assert.equal(rec.format, "anthropic", where);
       assert.equal(rec.httpStatus, status, where);

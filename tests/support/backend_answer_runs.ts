@@ -2,7 +2,8 @@
  * The run shared by the backend-answer properties: an Ollama and an OpenAI-compatible fake answering scripted
  * bytes behind one gateway, every generated answer sent through a client of the test's choosing, and the
  * checks that hold whatever the client: one record per request, damage-free answers served with the server's
- * counts, every outcome exercised, and the key counters equal to the records' sums.
+ * counts, every outcome exercised, and the key counters equal to the records' sums; and a fetch for the
+ * clients that keeps the last answer's bytes.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -118,4 +119,16 @@ export async function checkEveryAnswer(rig: AnswerRig, run: AnswerRun, send: Sen
     assert.deepEqual(totals, { day: sum, week: sum, month: sum }, `counters of key ${keyId}`);
   }
   assert.deepEqual(gw.usage.filter((u) => u.httpStatus >= 500 && u.httpStatus !== 502), []);
+}
+
+/** A client's fetch that keeps the status and the whole text of the last answer, for checks the client skips. */
+export class LastAnswer {
+  status = 0;
+  raw = "";
+  readonly fetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const res = await fetch(url, init);
+    this.status = res.status;
+    this.raw = await res.clone().text();
+    return res;
+  };
 }
