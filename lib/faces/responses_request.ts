@@ -8,6 +8,7 @@ import { InvalidRequest } from "../errors.ts";
 import type { ChatRequest, GenerationOptions, Think } from "../chat/types.ts";
 import { ResponsesBody } from "./responses_body.ts";
 import { toMessages } from "./responses_input.ts";
+import { thinkForEffort } from "./to_chat_request.ts";
 import { describeZodError } from "./zod_message.ts";
 
 const STATELESS = "this gateway stores no responses or conversations: send the whole conversation in";
@@ -37,20 +38,9 @@ function refuseStateful(body: ResponsesBody): void {
 
 function toThink(reasoning: ResponsesBody["reasoning"]): Think | undefined {
   if (!reasoning) return undefined;
-  switch (reasoning.effort) {
-    case undefined:
-    case null:
-      // Asking for a summary is asking for reasoning.
-      return reasoning.summary ? true : undefined;
-    case "none":
-    case "minimal":
-      return false;
-    case "xhigh":
-    case "max":
-      return "high";
-    default:
-      return reasoning.effort;
-  }
+  // Asking for a summary is asking for reasoning.
+  if (reasoning.effort == null) return reasoning.summary ? true : undefined;
+  return thinkForEffort(reasoning.effort);
 }
 
 function toFormat(text: ResponsesBody["text"]): ChatRequest["format"] {

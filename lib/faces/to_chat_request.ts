@@ -117,7 +117,12 @@ function toOptions(body: ChatBody): GenerationOptions {
 
 function toThink(body: ChatBody): Think | undefined {
   if (body.think !== undefined) return body.think === "max" ? "high" : body.think;
-  switch (body.reasoning_effort) {
+  return thinkForEffort(body.reasoning_effort);
+}
+
+/** OpenAI's reasoning effort (chat completions and Responses alike) as the backend's thinking switch. */
+export function thinkForEffort(effort: ChatBody["reasoning_effort"]): Think | undefined {
+  switch (effort) {
     case undefined:
     case null:
       return undefined;
@@ -128,7 +133,7 @@ function toThink(body: ChatBody): Think | undefined {
     case "max":
       return "high";
     default:
-      return body.reasoning_effort;
+      return effort;
   }
 }
 
