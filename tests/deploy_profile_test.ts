@@ -14,6 +14,7 @@ import { admin } from "./support/processes.ts";
 import { assertComplete, type Format, killChild } from "./support/chat_streams.ts";
 import { assertLedgerConsistent, readLedger, recordsOf } from "./support/ledger_check.ts";
 import { eventually, within } from "./support/wait_for.ts";
+import { listeningPorts } from "./support/listening_ports.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const ADMIN_TOKEN = "deploy-admin-token";
@@ -80,31 +81,6 @@ async function tree(dir: string, prefix = ""): Promise<string[]> {
     if (entry.isDirectory) out.push(...await tree(`${dir}/${entry.name}`, `${prefix}${entry.name}/`));
   }
   return out.sort();
-}
-
-/**
- * The TCP ports the process listens on: its sockets (/proc/<pid>/fd) in LISTEN state in its network
- * namespace's tables (/proc/<pid>/net/tcp and tcp6).
- */
-async function listeningPorts(pid: number): Promise<number[]> {
-  const inodes = new Set<string>();
-  for await (const fd of Deno.readDir(`/proc/${pid}/fd`)) {
-    try {
-      const socket = /^socket:\[(\d+)\]$/.exec(await Deno.readLink(`/proc/${pid}/fd/${fd.name}`));
-      if (socket) inodes.add(socket[1]);
-    } catch (error) {
-      // Closed since the listing.
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-  }
-  const ports: number[] = [];
-  for (const table of ["tcp", "tcp6"]) {
-    for (const line of (await Deno.readTextFile(`/proc/${pid}/net/${table}`)).trim().split("\n").slice(1)) {
-      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
-      if (state === "0A" && inodes.has(inode)) ports.push(parseInt(local.split(":").at(-1)!, 16));
-    }
-  }
-  return ports.sort();
 }
 
 interface Served {

@@ -1,0 +1,29 @@
+/**
+ * @module The TCP ports a process listens on, read from Linux's /proc, so a test can check that a server opens
+ * no port beyond the ones it is meant to.
+ */
+
+/**
+ * The TCP ports the process listens on: its sockets (/proc/<pid>/fd) in LISTEN state in its network
+ * namespace's tables (/proc/<pid>/net/tcp and tcp6).
+ */
+export async function listeningPorts(pid: number): Promise<number[]> {
+  const inodes = new Set<string>();
+  for await (const fd of Deno.readDir(`/proc/${pid}/fd`)) {
+    try {
+      const socket = /^socket:\[(\d+)\]$/.exec(await Deno.readLink(`/proc/${pid}/fd/${fd.name}`));
+      if (socket) inodes.add(socket[1]);
+    } catch (error) {
+      // Closed since the listing.
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ["tcp", "tcp6"]) {
+    for (const line of (await Deno.readTextFile(`/proc/${pid}/net/${table}`)).trim().split("\n").slice(1)) {
+      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
+      if (state === "0A" && inodes.has(inode)) ports.push(parseInt(local.split(":").at(-1)!, 16));
+    }
+  }
+  return ports.sort();
+}
