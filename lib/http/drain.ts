@@ -11,8 +11,9 @@
  * waits for its record too. Such requests come most often just after the last answers: their clients send
  * the next request as soon as they have read one, so `stop` lingers a moment after those answers for them.
  */
-import { ClientClosed, ShuttingDown } from "../errors.ts";
+import { ShuttingDown } from "../errors.ts";
 import { isFeed } from "./feed_response.ts";
+import { Running, RunningList, WATCH_AFTER_MS } from "./running_requests.ts";
 import { type OpenStreams, openStreams } from "./stream_response.ts";
 
 /**
@@ -249,65 +250,3 @@ export class Drain {
  * milliseconds of reading an answer; this leaves room for a loaded machine, and a stop is that much longer.
  */
 const LINGER_MS = 500;
-
-/** How long a request runs before the drain listens for its client leaving (see `#watchSoon`). */
-const WATCH_AFTER_MS = 50;
-
-/** One request being handled: its cut signal, and whether its client's leaving is listened for yet. */
-class Running {
-  readonly abort = new AbortController();
-  readonly since = performance.now();
-  /** Its answer is a feed (see `Drain.#feeds`). */
-  feed = false;
-  /** Neighbours in the drain's list. */
-  prev: Running | undefined;
-  next: Running | undefined;
-  #watching = false;
-
-  constructor(private readonly request: Request) {}
-
-  readonly #clientLeft = () => this.abort.abort(new ClientClosed());
-
-  watch(): void {
-    if (this.#watching) return;
-    this.#watching = true;
-    const signal = this.request.signal;
-    if (signal.aborted) this.#clientLeft();
-    else signal.addEventListener("abort", this.#clientLeft, { once: true });
-  }
-
-  unwatch(): void {
-    if (this.#watching) this.request.signal.removeEventListener("abort", this.#clientLeft);
-  }
-}
-
-/**
- * The running requests, linked through themselves: adding and removing one allocates nothing, where a set
- * reallocates its table as it grows and shrinks with the traffic.
- */
-class RunningList {
-  #head: Running | undefined;
-
-  get empty(): boolean {
-    return this.#head === undefined;
-  }
-
-  add(running: Running): void {
-    running.next = this.#head;
-    if (this.#head) this.#head.prev = running;
-    this.#head = running;
-  }
-
-  delete(running: Running): void {
-    if (running.prev) running.prev.next = running.next;
-    else if (this.#head === running) this.#head = running.next;
-    else return;
-    if (running.next) running.next.prev = running.prev;
-    running.prev = running.next = undefined;
-  }
-
-  *[Symbol.iterator](): Generator<Running> {
-    // The next one is taken before handing this one out, which the caller may remove.
-    for (let r = this.#head, next = r?.next; r; r = next, next = r?.next) yield r;
-  }
-}
