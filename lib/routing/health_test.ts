@@ -1,46 +1,8 @@
 import assert from "node:assert/strict";
 import { FakeOllama } from "../../tests/fakes/fake_ollama.ts";
-import type { ServerRecord } from "../store/records.ts";
+import { record, setup, until } from "../../tests/support/health_probes.ts";
 import { HealthProber } from "./health.ts";
-import { ServerState, type ServerStatus } from "./server_state.ts";
-
-function record(name: string, url: string, extra: Partial<ServerRecord> = {}): ServerRecord {
-  const at = "2026-01-01T00:00:00.000Z";
-  return {
-    name,
-    url,
-    kind: "ollama",
-    models: [{ tag: "m1" }],
-    weight: 1,
-    enabled: true,
-    createdAt: at,
-    updatedAt: at,
-    ...extra,
-  };
-}
-
-function setup(servers: ServerRecord[], options: { timeoutMs?: number; fetch?: typeof fetch } = {}) {
-  const clock = { t: 1_700_000_000_000 };
-  const state = new ServerState({ now: () => clock.t });
-  const prober = new HealthProber({
-    fetch: options.fetch ?? fetch,
-    servers: () => servers,
-    state,
-    timeoutMs: options.timeoutMs ?? 2_000,
-  });
-  const one = (name: string): ServerStatus => {
-    const found = state.status().find((s) => s.name === name);
-    assert.ok(found, `no status for ${name}`);
-    return found;
-  };
-  return { clock, state, prober, one };
-}
-
-async function until(condition: () => boolean, what: string) {
-  for (const start = Date.now(); !condition(); await new Promise((r) => setTimeout(r, 10))) {
-    if (Date.now() - start > 10_000) throw new Error(`timed out waiting for ${what}`);
-  }
-}
+import { ServerState } from "./server_state.ts";
 
 Deno.test("health: a dead Ollama server is taken out and brought back on the same address", async () => {
   const fake = FakeOllama.start("a");
