@@ -71,6 +71,7 @@ export interface Listening {
 
 import { SecretMemo } from "../auth/secret_memo.ts";
 import { ClientStalled } from "../errors.ts";
+import { Connection } from "./connection.ts";
 
 /**
  * Connections taken at most when the configuration does not say: the runtime cannot read its descriptor
@@ -85,13 +86,6 @@ const OUT_OF_DESCRIPTORS = /os error 2[34]\b|too many open files/i;
 const SWEEP_MS = 1_000;
 /** Waits between attempts while accepting fails. */
 const RETRY_MS = [50, 100, 250, 500, 1_000];
-/**
- * How long a connection refused mid-upload stays open after its answer went out. Closed at once, the bytes
- * the client is still sending arrive at a closed socket, the kernel answers them with a reset, and a reset
- * throws away the answer waiting in the client's receive buffer: the client sees a broken connection instead
- * of its 413. Given a moment, the client reads the answer and closes first.
- */
-const LINGER_MS = 2_000;
 
 function serveOnConnection(): ServeOnConnection | undefined {
   const internals = (Deno as unknown as Record<symbol, Record<string, unknown> | undefined>)[
@@ -99,30 +93,6 @@ function serveOnConnection(): ServeOnConnection | undefined {
   ];
   const serve = internals?.serveHttpOnConnection;
   return typeof serve === "function" ? serve as ServeOnConnection : undefined;
-}
-
-class Connection {
-  /** Requests received and not yet delivered. */
-  active = 0;
-  /** Since when the connection has had no request in progress. */
-  idleSince = performance.now();
-  served = false;
-  readonly abort = new AbortController();
-  readonly secrets = new SecretMemo();
-  #linger?: ReturnType<typeof setTimeout>;
-
-  /** Closes the connection once its client has had time to read a refusal (see LINGER_MS). */
-  closeAfterLinger(): void {
-    if (this.#linger !== undefined || this.abort.signal.aborted) return;
-    const linger = setTimeout(() => this.abort.abort(), LINGER_MS);
-    Deno.unrefTimer(linger);
-    this.#linger = linger;
-  }
-
-  /** The connection ended on its own (its client closed it). */
-  ended(): void {
-    clearTimeout(this.#linger);
-  }
 }
 
 export interface ListenOptions {
