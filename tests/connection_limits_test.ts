@@ -5,52 +5,14 @@
  * says so once, and serves new ones when descriptors come back.
  */
 import assert from "node:assert/strict";
-import { admin, type GatewayProcess, startGateway } from "./support/processes.ts";
-import { killChild, waitFor } from "./support/chat_streams.ts";
+import { waitFor } from "./support/chat_streams.ts";
 import { connectTo, postOn, readUntilClosed, send } from "./support/raw_http.ts";
-import { FakeOllama } from "./fakes/fake_ollama.ts";
 import http from "node:http";
-import { eventually, PATIENCE_MS } from "./support/wait_for.ts";
+import { PATIENCE_MS } from "./support/wait_for.ts";
+import { withGateway } from "./support/metered_gateway.ts";
+import { metric, waitForMetric } from "./support/metric_values.ts";
 
-const GATEWAY = ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"];
 const CHAT = { messages: [{ role: "user", content: "hi" }] };
-
-interface Setup {
-  gateway: GatewayProcess;
-  key: string;
-  metricsUrl: string;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-async function withGateway(
-  env: Record<string, string>,
-  fn: (setup: Setup) => Promise<void>,
-  fdLimit?: number,
-): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  const fake = FakeOllama.start("a");
-  const metricsPort = freePort();
-  const base = { GATEWAY_KV: `${dir}/store.kv` };
-  let gateway: GatewayProcess | undefined;
-  try {
-    await admin(base, "server", "add", "--name", "a", "--url", fake.url, "--model", "m1");
-    const { key } = await admin(base, "key", "create", "--model", "m1");
-    gateway = await startGateway({ ...base, GATEWAY_METRICS_PORT: String(metricsPort), ...env }, GATEWAY, {
-      fdLimit,
-    });
-    await fn({ gateway, key, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
-  } finally {
-    if (gateway) await killChild(gateway.child);
-    await fake.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 /** A chat on a new connection: its status, and its body to explain a failure. */
 async function chat(url: string, key: string): Promise<{ status: number; text: string }> {
@@ -60,13 +22,6 @@ async function chat(url: string, key: string): Promise<{ status: number; text: s
     body: JSON.stringify(CHAT),
   });
   return { status: response.status, text: await response.text() };
-}
-
-async function metric(metricsUrl: string, name: string): Promise<number> {
-  const text = await (await fetch(metricsUrl)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
-  assert.ok(line, `${name} is not in /metrics`);
-  return Number(line.split(" ")[1]);
 }
 
 Deno.test("a request head that does not arrive in time is cut off, trickling or silent", async () => {
@@ -264,11 +219,6 @@ async function idleConnections(url: string, n: number): Promise<Deno.TcpConn[]> 
 }
 
 const closeAll = (conns: Deno.Conn[]) => conns.forEach((c) => c.close());
-
-async function waitForMetric(metricsUrl: string, name: string, check: (value: number) => boolean) {
-  await eventually(`${name} to reach its mark`, async () => check(await metric(metricsUrl, name)));
-  return await metric(metricsUrl, name);
-}
 
 Deno.test("out of descriptors under ulimit -n 256: alive, serving what it has, said once, back after, then held below", async () => {
   // A connection limit far above what 256 descriptors allow, so that they really run out.
