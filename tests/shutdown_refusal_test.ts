@@ -12,54 +12,22 @@
  * prefix, which is per process (per worker isolate).
  */
 import assert from "node:assert/strict";
-import { Client } from "undici";
-import { admin, type GatewayProcess, startGateway } from "./support/processes.ts";
 import { GatedOllama } from "./support/gated_ollama.ts";
-import { assertComplete, killChild, waitFor, waitUntilRefused } from "./support/chat_streams.ts";
+import { assertComplete, waitFor, waitUntilRefused } from "./support/chat_streams.ts";
 import { assertLedgerConsistent, readLedger, recordsOf } from "./support/ledger_check.ts";
+import {
+  bodyFor,
+  CHAT_PATHS,
+  formatOf,
+  type Shape,
+  SHAPE_OF_FACE,
+  shapeOf,
+} from "./support/chat_path_shapes.ts";
+import { KeptConnection } from "./support/kept_connection.ts";
+import { withGateway } from "./support/draining_gateway.ts";
+import { taskArgs } from "./support/task_args.ts";
 import { manifest } from "../routes.gen.ts";
 import type { UsageRecord } from "../lib/usage/types.ts";
-
-const root = new URL("..", import.meta.url);
-
-/** The command a `deno.json` task runs, without the task runner (killing it after a failure kills the gateway). */
-async function taskArgs(task: string): Promise<string[]> {
-  const { tasks } = JSON.parse(await Deno.readTextFile(new URL("deno.json", root)));
-  const [deno, ...args] = (tasks[task] as string).split(/\s+/);
-  assert.equal(deno, "deno");
-  return args;
-}
-
-/**
- * The error shapes of spec §7 (A, B), of Ollama's own paths and of Anthropic's Messages API; the Responses
- * API's errors are A's, its streams its own.
- */
-type Shape = "A" | "B" | "ollama" | "anthropic" | "responses";
-
-/** Every chat path and the shape it speaks; checked against the route manifest below. */
-const CHAT_PATHS: readonly { path: string; shape: Shape; format: string }[] = [
-  { path: "/v1/chat/completions", shape: "A", format: "openai" },
-  { path: "/api/v1/chat/completions", shape: "A", format: "openai" },
-  { path: "/v1/chat/completions.php", shape: "A", format: "openai" },
-  { path: "/api/v1/chat/completions.php", shape: "A", format: "openai" },
-  { path: "/v1/chat.php", shape: "B", format: "ollama" },
-  { path: "/api/v1/chat.php", shape: "B", format: "ollama" },
-  { path: "/api/chat", shape: "ollama", format: "ollama" },
-  { path: "/v1/messages", shape: "anthropic", format: "anthropic" },
-  { path: "/api/v1/messages", shape: "anthropic", format: "anthropic" },
-  { path: "/v1/responses", shape: "responses", format: "responses" },
-  { path: "/api/v1/responses", shape: "responses", format: "responses" },
-];
-
-const shapeOf = (path: string) => CHAT_PATHS.find((c) => c.path === path)!.shape;
-
-const SHAPE_OF_FACE: Record<string, Shape> = {
-  openai: "A",
-  ollama: "B",
-  ollama_api: "ollama",
-  anthropic: "anthropic",
-  responses: "responses",
-};
 
 /** One connection: a stream on `streamPath`, then, once the gateway stops, `then` on the same connection. */
 interface Case {
@@ -80,37 +48,6 @@ const CASES: readonly Case[] = [
   { streamPath: "/v1/chat.php", then: { method: "GET", path: "/v1/models", shape: "A" } },
   { streamPath: "/api/chat", then: { method: "GET", path: "/api/tags", shape: "ollama" } },
 ];
-
-const CHAT = JSON.stringify({ model: "m1", messages: [{ role: "user", content: "hi" }], stream: true });
-/** Anthropic's body needs its token limit. */
-const MESSAGES = JSON.stringify({
-  model: "m1",
-  max_tokens: 64,
-  messages: [{ role: "user", content: "hi" }],
-  stream: true,
-});
-const RESPONSES = JSON.stringify({ model: "m1", input: "hi", stream: true });
-const bodyFor = (path: string) => {
-  const shape = shapeOf(path);
-  return shape === "anthropic" ? MESSAGES : shape === "responses" ? RESPONSES : CHAT;
-};
-
-/** One HTTP/1.1 connection, counted: a request that could not reuse it would open another. */
-class KeptConnection {
-  readonly client: Client;
-  connects = 0;
-  constructor(url: string) {
-    // No keep-alive bound of the client's own: the connection stays as long as the gateway keeps it.
-    this.client = new Client(url, { pipelining: 1, keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 });
-    this.client.on("connect", () => this.connects++);
-  }
-
-  request(method: string, path: string, key: string | undefined, body?: string) {
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    if (key) headers.authorization = `Bearer ${key}`;
-    return this.client.request({ method, path, headers, body });
-  }
-}
 
 interface OpenStream {
   conn: KeptConnection;
@@ -184,57 +121,6 @@ Deno.test("every chat path of the manifest is among the paths this test refuses 
   );
 });
 
-/** A store with two servers of model m1, each alone in a cluster with a key of its own. */
-interface Setup {
-  store: string;
-  /** Streams through `backend` (cluster main), as user team. */
-  key: { id: string; key: string };
-  /** Streams through `holder` (cluster hold). */
-  holdKey: { id: string; key: string };
-}
-
-async function setUp(store: string, backend: GatedOllama, holder: GatedOllama): Promise<Setup> {
-  const env = { GATEWAY_KV: store };
-  // Declared slots: every stream held at the backends runs at once.
-  for (const [name, url] of [["gpu1", backend.url], ["gpu2", holder.url]]) {
-    await admin(env, "server", "add", "--name", name, "--url", url, "--model", "m1", "--slots", "32");
-  }
-  await admin(env, "cluster", "add", "--name", "main", "--server", "gpu1");
-  await admin(env, "cluster", "add", "--name", "hold", "--server", "gpu2");
-  await admin(env, "user", "add", "--name", "team");
-  const key = await admin(env, "key", "create", "--model", "m1", "--user", "team", "--cluster", "main");
-  const holdKey = await admin(env, "key", "create", "--model", "m1", "--cluster", "hold");
-  return { store, key, holdKey };
-}
-
-/** Runs `fn` on a gateway started with `args` over a fresh store; everything it opened is closed after. */
-async function withGateway(
-  args: string[],
-  workers: number,
-  backend: GatedOllama,
-  fn: (setup: Setup, gateway: GatewayProcess, conns: KeptConnection[]) => Promise<void>,
-): Promise<void> {
-  const holder = new GatedOllama({ before: 2 });
-  const dir = await Deno.makeTempDir();
-  const conns: KeptConnection[] = [];
-  let gateway: GatewayProcess | undefined;
-  try {
-    const setup = await setUp(`${dir}/store.kv`, backend, holder);
-    gateway = await startGateway({
-      GATEWAY_KV: setup.store,
-      GATEWAY_WORKERS: String(workers),
-      GATEWAY_SHUTDOWN_GRACE_MS: "120000",
-    }, args);
-    await fn(setup, gateway, conns);
-  } finally {
-    await Promise.all(conns.map((c) => c.client.destroy().catch(() => {})));
-    if (gateway) await killChild(gateway.child);
-    await backend.close();
-    await holder.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 /** The stream ended normally and carried `content` whole, in its path's format. */
 function assertStreamComplete(shape: Shape, text: string, content: string): void {
   if (shape !== "anthropic" && shape !== "responses") {
@@ -254,7 +140,6 @@ function assertStreamComplete(shape: Shape, text: string, content: string): void
 type Records = UsageRecord[];
 const summary = (recs: Records) =>
   recs.map((r) => [r.status, r.httpStatus, r.errorCode ?? "", r.format, r.stream]).sort();
-const formatOf = (path: string) => CHAT_PATHS.find((c) => c.path === path)!.format;
 
 /** A refusal that came on the kept connection, in `shape`, with its headers. */
 async function assertRefusal(
