@@ -9,30 +9,11 @@ import OpenAI from "openai";
 import { Scenario } from "./harness.ts";
 import { openaiClient } from "./support/clients.ts";
 import { PNG } from "./support/hostile_bodies.ts";
+import { assertBilledAsShown } from "./support/responses_billing.ts";
 
 type Json = Record<string, unknown>;
 
 const BASES = ["/v1", "/api/v1"] as const;
-
-/** The single record the request left, checked against the tokens the client was shown. */
-function assertBilledAsShown(
-  s: Scenario,
-  before: number,
-  usage: { input_tokens: number; output_tokens: number; total_tokens: number } | null | undefined,
-  status: "ok" | "partial",
-  stream: boolean,
-): void {
-  assert.equal(s.gw.usage.length, before + 1, "one usage record per request");
-  const rec = s.gw.usage[before];
-  assert.equal(rec.format, "responses");
-  assert.equal(rec.status, status);
-  assert.equal(rec.stream, stream);
-  assert.ok(usage, "the client was shown its usage");
-  assert.deepEqual(
-    [usage.input_tokens, usage.output_tokens, usage.total_tokens],
-    [rec.promptTokens, rec.completionTokens, rec.promptTokens + rec.completionTokens],
-  );
-}
 
 Deno.test("openai SDK: responses.create on both base URLs, billed as shown", async () => {
   await using s = await Scenario.start();
