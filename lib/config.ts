@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { parseRange } from "./policy/ip_address.ts";
 import { bodyMemoryFor, defaultBodyMemory } from "./http/body_budget.ts";
+import { checkDeployable, DEPLOY_SHUTDOWN_GRACE_MS, type Profile } from "./deploy_profile.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -156,11 +157,6 @@ const ConfigSchema = z.object({
   DENO_DEPLOY: z.string().optional(),
 });
 
-export type Profile = "deploy" | "self-hosted";
-
-/** Grace of the Deploy profile: the platform sends SIGKILL 5 s after SIGINT, and the last writes need the rest. */
-const DEPLOY_SHUTDOWN_GRACE_MS = 3_000;
-
 export interface Config {
   /**
    * `deploy`: the runtime serves (`fetch`), the store is `Deno.openKv()` without a path (or a KV Connect URL),
@@ -285,25 +281,6 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     storeOutage: e.GATEWAY_STORE_OUTAGE,
     storeOutageRpm: e.GATEWAY_STORE_OUTAGE_RPM,
   };
-}
-
-/**
- * What the Deploy profile cannot honour is refused at start rather than ignored: a store file (no writable
- * disk) and a metrics port (one port per app).
- */
-function checkDeployable(kv: string | undefined, metricsPort: number | undefined): void {
-  if (kv !== undefined && !/^https?:\/\//.test(kv)) {
-    throw new Error(
-      "Invalid configuration: GATEWAY_KV: the deploy profile's store is Deno.openKv() without a path, or a KV " +
-        `Connect URL (https://...), not a file: ${kv}`,
-    );
-  }
-  if (metricsPort !== undefined) {
-    throw new Error(
-      "Invalid configuration: GATEWAY_METRICS_PORT: the deploy profile serves one port; /metrics is there, " +
-        "behind GATEWAY_ADMIN_TOKEN",
-    );
-  }
 }
 
 /** Defaults for tests and embedding; same values as an empty environment. */
