@@ -7,27 +7,11 @@
  */
 import type { FakeMode, ReceivedChat, ScriptedBody, ScriptedReply, StreamFault } from "./fake_backend.ts";
 import { LoopbackServer } from "./loopback_server.ts";
+import { pause } from "./abortable_pause.ts";
+import { pieces, type StreamPlan, words } from "./stream_text.ts";
+export { pieces, type StreamPlan, words };
 
 type Json = Record<string, unknown>;
-
-/** Token counts a fake reports when the reply does not script them. */
-export const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
-
-/** The pieces a text is streamed in, as a model emits it: a word with the space after it. */
-export const pieces = (s: string): string[] => s.match(/\S+\s*/g) ?? [];
-
-/** One streamed answer in its wire format, for `FakeBackendBase.streamed` to send. */
-export interface StreamPlan {
-  contentType: string;
-  /** Framing before the first answer chunk: neither counted nor a place a fault strikes. */
-  opening?: string;
-  /** The answer chunks, as sent: what `chunksSent` counts and `streamFault.after` refers to. */
-  chunks: string[];
-  /** What ends a complete answer (final line, or finish, usage and end marker), each piece on its own. */
-  closing: string[];
-  /** What a "garbage" or an "error-line" stream fault sends before the stream ends. */
-  faults: Record<"garbage" | "error-line", string[]>;
-}
 
 const FLOOD_PIECE = new TextEncoder().encode("a".repeat(64 * 1024));
 
@@ -37,22 +21,6 @@ const FLOOD_PIECE = new TextEncoder().encode("a".repeat(64 * 1024));
  * benches that use a fake as their fast backend would measure it. A test that needs the pause sets it.
  */
 export const DEFAULT_FIRST_BYTE_MS = 0;
-
-/** Waits `ms`; false when `signal` aborted first. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", stop);
-      resolve(true);
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener("abort", stop, { once: true });
-  });
-}
 
 export abstract class FakeBackendBase implements AsyncDisposable {
   mode: FakeMode = "ok";
