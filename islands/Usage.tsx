@@ -1,7 +1,8 @@
 /**
  * Requests and tokens per key and per user for the current day, week and month, and the latest requests
- * that ended partial or failed. Follows the admin feed once hydrated; the period tabs need JavaScript, the
- * rendered page shows today.
+ * that ended partial or failed and the latest refused. Each table ends with the rows that make it add up to
+ * the totals (other keys, no user, no key) and a total row. Follows the admin feed once hydrated; the period
+ * tabs need JavaScript, the rendered page shows today.
  */
 import { useSignal } from "@preact/signals";
 import type { RecentProblem, Tally, UsageRow, UsageView } from "../lib/admin_web/views.ts";
@@ -9,6 +10,7 @@ import { count, utc } from "../lib/admin_web/format.ts";
 import { liveValue } from "../lib/admin_web/live.ts";
 
 type Period = "day" | "week" | "month";
+type Tallies = Record<Period, Tally>;
 const PERIODS: [Period, string][] = [["day", "Today"], ["week", "This week"], ["month", "This month"]];
 
 function TallyCells({ t }: { t: Tally }) {
@@ -22,7 +24,26 @@ function TallyCells({ t }: { t: Tally }) {
   );
 }
 
-function UsageTable(props: { caption: string; rows: UsageRow[]; period: Period; withUser?: boolean }) {
+/** A row that is not one key or user: the rest, or requests no key or user could be named for. */
+interface ExtraRow {
+  id: string;
+  label: string;
+  note: string;
+  tallies: Tallies;
+}
+
+function UsageTable(
+  props: {
+    caption: string;
+    rows: UsageRow[];
+    extra: ExtraRow[];
+    totals: Tallies;
+    period: Period;
+    withUser?: boolean;
+  },
+) {
+  const span = props.withUser ? 2 : 1;
+  const extra = props.extra.filter((row) => PERIODS.some(([p]) => row.tallies[p].requests > 0));
   return (
     <div class="table-wrap">
       <table data-table={props.caption}>
@@ -38,33 +59,49 @@ function UsageTable(props: { caption: string; rows: UsageRow[]; period: Period; 
           </tr>
         </thead>
         <tbody>
-          {props.rows.length === 0
+          {props.rows.length === 0 && extra.length === 0
             ? (
               <tr>
-                <td colSpan={props.withUser ? 6 : 5} class="empty">No requests yet.</td>
+                <td colSpan={span + 4} class="empty">No requests yet.</td>
               </tr>
             )
-            : props.rows.map((row) => (
-              <tr key={row.id} data-row={row.id}>
-                <td>{row.label}</td>
-                {props.withUser ? <td>{row.user ?? "–"}</td> : null}
-                <TallyCells t={row[props.period]} />
-              </tr>
-            ))}
+            : null}
+          {props.rows.map((row) => (
+            <tr key={row.id} data-row={row.id}>
+              <td>{row.label}</td>
+              {props.withUser ? <td>{row.user ?? "–"}</td> : null}
+              <TallyCells t={row[props.period]} />
+            </tr>
+          ))}
+          {extra.map((row) => (
+            <tr key={row.id} data-row={row.id} class="extra">
+              <td colSpan={span}>
+                {row.label} <span class="muted">{row.note}</span>
+              </td>
+              <TallyCells t={row.tallies[props.period]} />
+            </tr>
+          ))}
         </tbody>
+        <tfoot>
+          <tr data-row="total">
+            <th scope="row" colSpan={span}>All requests</th>
+            <TallyCells t={props.totals[props.period]} />
+          </tr>
+        </tfoot>
       </table>
     </div>
   );
 }
 
-function Recent({ rows }: { rows: RecentProblem[] }) {
+function Requests({ rows, caption, name }: { rows: RecentProblem[]; caption: string; name: string }) {
   return (
     <div class="table-wrap">
-      <table data-table="recent">
-        <caption>Latest partial and failed requests</caption>
+      <table data-table={name}>
+        <caption>{caption}</caption>
         <thead>
           <tr>
             <th>Time (UTC)</th>
+            <th>Key</th>
             <th>Status</th>
             <th>Code</th>
             <th>Server</th>
@@ -76,14 +113,16 @@ function Recent({ rows }: { rows: RecentProblem[] }) {
           {rows.length === 0
             ? (
               <tr>
-                <td colSpan={6} class="empty">None.</td>
+                <td colSpan={7} class="empty">None.</td>
               </tr>
             )
             : rows.map((r, i) => (
-              <tr key={`${r.time}-${i}`}>
+              <tr key={`${r.time}-${i}`} data-key-id={r.keyId ?? ""}>
                 <td>{utc(r.time)}</td>
+                <td>{r.key ?? <span class="muted">no key</span>}</td>
                 <td>
-                  <span class={`badge ${r.status}`}>{r.status}</span>
+                  <span class={`badge ${r.status}`}>{r.status}</span>{" "}
+                  <span class="muted">{r.httpStatus}</span>
                 </td>
                 <td>{r.code ?? "–"}</td>
                 <td>{r.server ?? "–"}</td>
@@ -101,6 +140,19 @@ export default function Usage(props: { initial: UsageView }) {
   const view = liveValue("usage", props.initial).value;
   const period = useSignal<Period>("day");
   const totals = view.totals[period.value];
+  const noKey: ExtraRow = {
+    id: "no-key",
+    label: "No key",
+    note: "refused before a key was found",
+    tallies: view.noKey,
+  };
+  const keyExtra = view.otherKeys
+    ? [{ id: "other-keys", label: "Other keys", note: "beyond the busiest", tallies: view.otherKeys }, noKey]
+    : [noKey];
+  const userExtra = [
+    { id: "no-user", label: "No user", note: "keys that belong to no user", tallies: view.noUser },
+    noKey,
+  ];
   return (
     <section class="panel" aria-labelledby="usage-title">
       <header class="panel-head">
@@ -122,9 +174,23 @@ export default function Usage(props: { initial: UsageView }) {
         {view.periods[period.value].slice(2)}: {count(totals.requests)} requests ({count(totals.failed)}{" "}
         not ok), {count(totals.promptTokens + totals.completionTokens)} tokens
       </p>
-      <UsageTable caption="Top keys" rows={view.keys} period={period.value} withUser />
-      <UsageTable caption="Users" rows={view.users} period={period.value} />
-      <Recent rows={view.recent} />
+      <UsageTable
+        caption="Top keys"
+        rows={view.keys}
+        extra={keyExtra}
+        totals={view.totals}
+        period={period.value}
+        withUser
+      />
+      <UsageTable
+        caption="Users"
+        rows={view.users}
+        extra={userExtra}
+        totals={view.totals}
+        period={period.value}
+      />
+      <Requests rows={view.recent} caption="Latest failed and partial requests" name="recent" />
+      <Requests rows={view.rejected} caption="Latest refused requests" name="rejected" />
     </section>
   );
 }

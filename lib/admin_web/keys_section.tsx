@@ -103,6 +103,19 @@ function KeyRow(props: { k: KeyRecord; now: Date; csrf: string; clusters: string
   );
 }
 
+/** "2 active, 1 expired, 1 revoked of 4": a key past its expiry is refused, so it is not counted active. */
+export function countsText(keys: KeyRecord[], now: Date): string {
+  const by = new Map<string, number>();
+  for (const k of keys) {
+    const status = keyStatus(k, now);
+    by.set(status, (by.get(status) ?? 0) + 1);
+  }
+  const parts = (["active", "expired", "revoked"] as const)
+    .filter((status) => status === "active" || by.has(status))
+    .map((status) => `${by.get(status) ?? 0} ${status}`);
+  return `${parts.join(", ")} of ${keys.length}`;
+}
+
 export async function keysSection(ctx: SectionContext) {
   const catalog = new Catalog(ctx.kv);
   const clusters = (await catalog.clusters.list()).map((c) => c.name);
@@ -113,7 +126,7 @@ export async function keysSection(ctx: SectionContext) {
       <section class="panel" aria-labelledby="keys-title">
         <header class="panel-head">
           <h2 id="keys-title">Keys</h2>
-          <span class="summary">{keys.filter((k) => !k.revokedAt).length} active of {keys.length}</span>
+          <span class="summary" data-key-counts>{countsText(keys, ctx.now)}</span>
         </header>
         <div class="table-wrap">
           <table data-table="keys">

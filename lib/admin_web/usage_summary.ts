@@ -1,6 +1,9 @@
 /**
  * @module The admin page's usage figures: requests and tokens per key and per user for the current day, week
- * and month, the busiest keys and the latest partial or failed requests.
+ * and month, the busiest keys, and the latest partial or failed requests and the latest refused ones.
+ *
+ * Every request lands in exactly one key row (a listed key, the other keys, or no key) and one user row (a
+ * user, no user, or no key), so each table adds up to the totals.
  *
  * They come from the ledger rows, which every gateway process writes, so the page shows the whole fleet, not
  * this process. The first read scans the rows from the earliest current period's start; later reads only
@@ -28,7 +31,10 @@ export class UsageSummary {
   #keys = new Map<string, { user?: string; tallies: Tallies }>();
   #users = new Map<string, Tallies>();
   #totals = emptyTallies();
+  #noKey = emptyTallies();
+  #noUser = emptyTallies();
   #recent: RecentProblem[] = [];
+  #rejected: RecentProblem[] = [];
   #labels?: Record<PeriodName, string>;
   #seen = new Map<string, number>();
   #scanFrom = 0;
@@ -49,8 +55,8 @@ export class UsageSummary {
       .sort(([, a], [, b]) =>
         tokens(b.tallies.month) - tokens(a.tallies.month) || b.tallies.month.requests -
           a.tallies.month.requests
-      )
-      .slice(0, TOP_KEYS);
+      );
+    const rest = top.splice(TOP_KEYS);
     const keys: UsageRow[] = await Promise.all(top.map(async ([id, entry]) => ({
       id,
       label: await this.#keyLabel(id),
@@ -60,13 +66,25 @@ export class UsageSummary {
     const users: UsageRow[] = [...this.#users.entries()]
       .sort(([a], [b]) => a < b ? -1 : 1)
       .map(([name, tallies]) => ({ id: name, label: name, ...tallies }));
+    const otherKeys = rest.length === 0 ? undefined : emptyTallies();
+    for (const [, entry] of rest) addTallies(otherKeys!, entry.tallies);
     return {
       periods: this.#labels!,
       totals: this.#totals,
       keys,
+      otherKeys,
+      noKey: this.#noKey,
       users,
-      recent: [...this.#recent],
+      noUser: this.#noUser,
+      recent: await this.#labelled(this.#recent),
+      rejected: await this.#labelled(this.#rejected),
     };
+  }
+
+  #labelled(rows: RecentProblem[]): Promise<RecentProblem[]> {
+    return Promise.all(
+      rows.map(async (r) => r.keyId === undefined ? { ...r } : { ...r, key: await this.#keyLabel(r.keyId) }),
+    );
   }
 
   async #scan(): Promise<void> {
@@ -93,7 +111,10 @@ export class UsageSummary {
     this.#keys.clear();
     this.#users.clear();
     this.#totals = emptyTallies();
+    this.#noKey = emptyTallies();
+    this.#noUser = emptyTallies();
     this.#recent = [];
+    this.#rejected = [];
     this.#seen.clear();
     const starts = periodStarts(now);
     this.#scanFrom = Math.min(starts.week, starts.month);
@@ -104,10 +125,12 @@ export class UsageSummary {
     const current = PERIOD_NAMES.filter((p) => recLabels[p] === this.#labels![p]);
     if (current.length === 0) return;
     const targets = [this.#totals];
-    if (rec.keyId !== undefined) {
+    if (rec.keyId === undefined) targets.push(this.#noKey);
+    else {
       let entry = this.#keys.get(rec.keyId);
       if (!entry) this.#keys.set(rec.keyId, entry = { user: rec.user, tallies: emptyTallies() });
       targets.push(entry.tallies);
+      if (rec.user === undefined) targets.push(this.#noUser);
     }
     if (rec.user !== undefined) {
       let tallies = this.#users.get(rec.user);
@@ -124,21 +147,8 @@ export class UsageSummary {
         t.completionTokens += rec.completionTokens;
       }
     }
-    if (rec.status === "partial" || rec.status === "error") this.#noteProblem(rec);
-  }
-
-  #noteProblem(rec: UsageRecord): void {
-    this.#recent.push({
-      time: rec.time,
-      keyId: rec.keyId,
-      server: rec.server,
-      format: rec.format,
-      status: rec.status,
-      code: rec.errorCode,
-      tokens: rec.promptTokens + rec.completionTokens,
-    });
-    this.#recent.sort((a, b) => a.time < b.time ? 1 : a.time > b.time ? -1 : 0);
-    this.#recent.length = Math.min(this.#recent.length, RECENT_PROBLEMS);
+    if (rec.status === "partial" || rec.status === "error") noteProblem(this.#recent, rec);
+    else if (rec.status === "rejected") noteProblem(this.#rejected, rec);
   }
 
   async #keyLabel(id: string): Promise<string> {
@@ -158,4 +168,30 @@ export class UsageSummary {
 
 function tokens(t: Tally): number {
   return t.promptTokens + t.completionTokens;
+}
+
+function addTallies(into: Tallies, from: Tallies): void {
+  for (const period of PERIOD_NAMES) {
+    const [a, b] = [into[period], from[period]];
+    a.requests += b.requests;
+    a.failed += b.failed;
+    a.promptTokens += b.promptTokens;
+    a.completionTokens += b.completionTokens;
+  }
+}
+
+/** Keeps the newest `RECENT_PROBLEMS` of `list`, newest first. */
+function noteProblem(list: RecentProblem[], rec: UsageRecord): void {
+  list.push({
+    time: rec.time,
+    keyId: rec.keyId,
+    server: rec.server,
+    format: rec.format,
+    status: rec.status,
+    httpStatus: rec.httpStatus,
+    code: rec.errorCode,
+    tokens: rec.promptTokens + rec.completionTokens,
+  });
+  list.sort((a, b) => a.time < b.time ? 1 : a.time > b.time ? -1 : 0);
+  list.length = Math.min(list.length, RECENT_PROBLEMS);
 }

@@ -86,3 +86,39 @@ Deno.test("top keys are ordered by this month's tokens and labelled by name and 
   assert.deepEqual(view.keys.map((k) => k.id), ["big", "small"]);
   assert.equal(view.keys[0].label, "big", "a key that is gone is shown by its id");
 });
+
+Deno.test("the key and user rows add up to the totals: other keys, no user and no key have rows", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const now = Date.UTC(2026, 10, 18, 12);
+  let t = now - 60_000;
+  for (let i = 0; i < 23; i++) {
+    await write(kv, record(t += 10, { keyId: `k${i}`, user: i < 3 ? "ana" : undefined }));
+  }
+  await write(
+    kv,
+    record(t += 10, { keyId: undefined, status: "rejected", httpStatus: 401, promptTokens: 0 }),
+  );
+  await write(
+    kv,
+    record(t += 10, { keyId: undefined, status: "rejected", httpStatus: 401, promptTokens: 0 }),
+  );
+  await write(kv, record(t += 10, { status: "rejected", httpStatus: 429, errorCode: "quota_exceeded" }));
+  await write(kv, record(t += 10, { status: "error", httpStatus: 503, errorCode: "no_server" }));
+  const view = await new UsageSummary(kv, () => now).view();
+  assert.equal(view.totals.day.requests, 27);
+  const sum = (rows: { day: { requests: number } }[]) => rows.reduce((n, r) => n + r.day.requests, 0);
+  assert.equal(view.keys.length, 20);
+  assert.equal(view.noKey.day.requests, 2);
+  assert.equal(view.noKey.day.failed, 2);
+  assert.ok(view.otherKeys);
+  assert.equal(sum(view.keys) + view.otherKeys.day.requests + view.noKey.day.requests, 27);
+  assert.equal(sum(view.users) + view.noUser.day.requests + view.noKey.day.requests, 27);
+  assert.equal(view.noUser.day.requests, 22);
+
+  assert.deepEqual(view.rejected.map((r) => [r.httpStatus, r.keyId, r.key]), [
+    [429, "k1", "k1"],
+    [401, undefined, undefined],
+    [401, undefined, undefined],
+  ]);
+  assert.deepEqual(view.recent.map((r) => [r.httpStatus, r.code, r.key]), [[503, "no_server", "k1"]]);
+});

@@ -60,9 +60,13 @@ export interface UsageRow extends Record<PeriodName, Tally> {
 export interface RecentProblem {
   time: string;
   keyId?: string;
+  /** The key as the page names it (name and hint); absent when no key was found. */
+  key?: string;
   server?: string;
   format: string;
   status: string;
+  /** The HTTP status the client saw. */
+  httpStatus: number;
   code?: string;
   tokens: number;
 }
@@ -71,9 +75,20 @@ export interface UsageView {
   /** The current periods' labels, e.g. `d:2026-11-22`. */
   periods: Record<PeriodName, string>;
   totals: Record<PeriodName, Tally>;
+  /** The busiest keys; with `otherKeys` and `noKey` they add up to `totals`. */
   keys: UsageRow[];
+  /** Keys beyond the busiest, summed; absent when every key is listed. */
+  otherKeys?: Record<PeriodName, Tally>;
+  /** Requests refused before any key was found (no key, an unknown or malformed one). */
+  noKey: Record<PeriodName, Tally>;
+  /** Every user; with `noUser` and `noKey` they add up to `totals`. */
   users: UsageRow[];
+  /** Requests with a key that belongs to no user. */
+  noUser: Record<PeriodName, Tally>;
+  /** The latest requests that failed or ended partial. */
   recent: RecentProblem[];
+  /** The latest requests refused (bad key, limits, bad input), apart so a flood of them hides no failure. */
+  rejected: RecentProblem[];
 }
 
 /** Every configured server, with its live state when the gateway has any (a new one is `unknown`). */
