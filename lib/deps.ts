@@ -65,7 +65,7 @@ export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, on
     trustProxy: config.trustProxy,
     totals,
     users: () => view.snapshot.users,
-    written: () => usage.flush(),
+    ledger: usage,
     defaultOutput: config.quotaOutputTokens,
     leaseMs: config.holdLeaseMs,
     link,

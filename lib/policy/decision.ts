@@ -7,7 +7,9 @@
  * owner anywhere are serialised: the later one reads again. The counters need no check: tokens reach them only
  * from the ledger, while the process that billed them still shows them in its share, and it drops them from
  * its share only after the write; a snapshot therefore counts each token at least once. A process counts its
- * own part from memory (`owner_state.ts`), which is exact at once, and the others' from the snapshot.
+ * own part from memory (`owner_state.ts`), which is exact at once, and the others' from the snapshot; of its
+ * billed tokens, only those whose records the snapshot's counters do not hold yet, as the ledger's mark read
+ * in the same snapshot says.
  *
  * Decisions where the spec is silent. A request whose output does not fit is admitted with its output ceiling
  * lowered to what the caps still allow (`num_predict` / `max_tokens` is set to it); it is refused (429
@@ -95,7 +97,8 @@ export class Decisions {
     for (const w of [basis, ...round]) {
       for (const cap of w.limits.caps) counters.set(counterId(cap.counter), cap.counter);
     }
-    const keys = [...states.map((s) => s.key), ...counters.values()];
+    // The ledger's mark comes last, read in the same snapshot as the counters it describes.
+    const keys = [...states.map((s) => s.key), ...counters.values(), this.#shares.markKey];
     let released = false;
     for (let attempt = 1;; attempt++) {
       const readAt = this.#shares.readStart();
@@ -105,17 +108,19 @@ export class Decisions {
         const entries = await this.#kv.getMany<unknown[]>(keys);
         const holdings = entries.slice(0, states.length) as Deno.KvEntryMaybe<Holdings>[];
         const stored = new Map<string, number>();
+        const mark = entries.pop()!.value as Deno.KvU64 | null;
+        const counted = Number(mark?.value ?? 0n);
         entries.slice(states.length).forEach((e, i) => {
           const value = e.value as Deno.KvU64 | null;
           stored.set(counterId(keys[states.length + i]), Number(value?.value ?? 0n));
         });
         const others = this.#shares.others(holdings, basis.limits.labels);
         const outcomes = round.map((w) => {
-          const outcome = this.#admit(w, others, stored, readAt);
+          const outcome = this.#admit(w, others, stored, counted);
           if (outcome instanceof Hold) granted.push(outcome);
           return outcome;
         });
-        const resized = this.#size(round, basis, states, others, stored, readAt, growths);
+        const resized = this.#size(round, basis, states, others, stored, counted, growths);
         if ((granted.length === 0 && !resized) || await this.#shares.commit(states, holdings)) {
           for (const [state, growth] of growths) state.allowance.landed(growth, true);
           // A publish may have shown a hold taken back after a lost race; nothing since wrote the share.
@@ -154,7 +159,7 @@ export class Decisions {
     states: OwnerState[],
     others: OthersHeld[],
     stored: Map<string, number>,
-    readAt: number,
+    counted: number,
     growths: [OwnerState, Growth][],
   ): boolean {
     const { owners, labels } = basis.limits;
@@ -168,7 +173,7 @@ export class Decisions {
       const allowance = states[i].allowance;
       let room = Infinity;
       for (const cap of owner.caps) {
-        const mine = states[i].mine(cap.period, labels, readAt);
+        const mine = states[i].mine(cap.period, labels, counted);
         const settled = (stored.get(counterId(cap.counter)) ?? 0) + mine.billed;
         room = Math.min(room, cap.cap - settled - mine.reserved - others[i].tokens[cap.period]);
       }
@@ -186,7 +191,12 @@ export class Decisions {
    * One request's decision against the read holdings and counters, and what this process holds (which
    * includes the places and tokens granted before it in this round): a hold, taken at once, or the refusal.
    */
-  #admit(w: Waiting, others: OthersHeld[], stored: Map<string, number>, readAt: number): Hold | GatewayError {
+  #admit(
+    w: Waiting,
+    others: OthersHeld[],
+    stored: Map<string, number>,
+    counted: number,
+  ): Hold | GatewayError {
     const { owners, labels } = w.limits;
     for (let i = 0; i < owners.length; i++) {
       const max = owners[i].maxConcurrent;
@@ -199,7 +209,7 @@ export class Decisions {
       const rows: { cap: Cap; settled: number; left: number }[] = [];
       owners.forEach((owner, i) => {
         for (const cap of owner.caps) {
-          const mine = w.states[i].mine(cap.period, labels, readAt);
+          const mine = w.states[i].mine(cap.period, labels, counted);
           const settled = (stored.get(counterId(cap.counter)) ?? 0) + mine.billed;
           const left = cap.cap - settled - mine.reserved - others[i].tokens[cap.period];
           rows.push({ cap, settled, left });

@@ -21,6 +21,7 @@ import { StoreLink, StoreUnreachable } from "../store/link.ts";
 import type { ChatRequest } from "../chat/types.ts";
 import type { KeyRecord, UserRecord } from "../store/records.ts";
 import type { LiveTotals } from "../usage/live_totals.ts";
+import type { LedgerProgress } from "../usage/mod.ts";
 import { checkDomain, checkIp } from "./allow_lists.ts";
 import { clientAddress } from "./client_address.ts";
 import { RangeList } from "./ip_address.ts";
@@ -40,8 +41,8 @@ export interface PolicyOptions {
   totals: LiveTotals;
   /** The current user records, by name. */
   users: () => ReadonlyMap<string, UserRecord>;
-  /** Resolves once every usage record taken so far is in the token counters (the ledger's `flush`). */
-  written: () => Promise<void>;
+  /** The usage ledger: its flush, its records' numbers and the mark a decision reads them against. */
+  ledger: LedgerProgress;
   /** Output reserved for a request on a token quota that bounds its output nowhere (GATEWAY_QUOTA_OUTPUT_TOKENS). */
   defaultOutput: number;
   /** Lease of this process's holdings in the store, ms (default 30 s). */
@@ -94,7 +95,7 @@ export class Policy {
     this.#backlog = options.backlog;
     this.#reservations = new Reservations({
       kv: link.wrap(options.kv),
-      written: options.written,
+      ledger: options.ledger,
       defaultOutput: options.defaultOutput,
       leaseMs: options.leaseMs,
     });

@@ -4,6 +4,7 @@ import type { ChatRequest } from "../chat/types.ts";
 import { StoreLink, StoreUnreachable } from "../store/link.ts";
 import { basePolicy, type KeyRecord } from "../store/records.ts";
 import { LiveTotals } from "../usage/live_totals.ts";
+import { UsageLedger } from "../usage/ledger.ts";
 import { Policy } from "./mod.ts";
 
 const NOW = Date.parse("2026-11-22T12:00:05Z");
@@ -52,7 +53,7 @@ async function withPolicy(
     trustProxy: [],
     totals: new LiveTotals(down),
     users: () => new Map(),
-    written: () => Promise.resolve(),
+    ledger: new UsageLedger(kv),
     defaultOutput: 100,
     link,
     outage: { mode: options.mode, rpm: 2 },

@@ -15,18 +15,21 @@ export interface Part {
 }
 
 export interface Billed extends Part {
+  /** The number the ledger gave its usage record (`LedgerProgress.recorded`). */
+  seq: number;
   /**
    * The reservations' sequence number at which the ledger was known to have written the record, once it
-   * was: a store read begun after it sees these tokens in the counters, one begun before may not.
+   * was: a store read begun after it sees these tokens in the counters, so the entry may be forgotten once no
+   * read begun before is under way.
    */
   writtenAt?: number;
 }
 
-/** What this process holds in one period, as a store read begun at a given sequence number must add it. */
+/** What this process holds in one period, as a snapshot of the counters must add it. */
 export interface Mine {
   /** Tokens reserved by requests in progress. */
   reserved: number;
-  /** Tokens billed that the read may not find in the counters. */
+  /** Tokens billed that the snapshot does not find in the counters. */
   billed: number;
 }
 
@@ -72,14 +75,17 @@ export class OwnerState {
     this.version++;
   }
 
-  mine(period: PeriodName, labels: PeriodKeys, readAt: number): Mine {
+  /**
+   * `counted` is how many of the ledger's records the snapshot's counters hold (its mark, read in the same
+   * snapshot): exact, where "written before the read began" would count a record twice whose commit landed
+   * while the news of it was still on its way to this process.
+   */
+  mine(period: PeriodName, labels: PeriodKeys, counted: number): Mine {
     const label = labels[period];
     const held: Mine = { reserved: 0, billed: 0 };
     for (const part of this.#live.values()) if (part.labels[period] === label) held.reserved += part.tokens;
     for (const b of this.billed) {
-      if (b.labels[period] === label && (b.writtenAt === undefined || b.writtenAt > readAt)) {
-        held.billed += b.tokens;
-      }
+      if (b.labels[period] === label && b.seq > counted) held.billed += b.tokens;
     }
     return held;
   }

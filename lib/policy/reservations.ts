@@ -34,13 +34,14 @@ import { StoreUnavailable } from "../errors.ts";
 import { type Ask, Decisions, Hold, type HoldPart, storeFailure, type Waiting } from "./decision.ts";
 import type { Billed, OwnerState } from "./owner_state.ts";
 import { Shares } from "./shares.ts";
+import type { LedgerProgress } from "../usage/mod.ts";
 
 export { type Ask, Hold } from "./decision.ts";
 
 export interface ReservationOptions {
   kv: Deno.Kv;
-  /** Resolves once every usage record taken so far is in the token counters (the ledger's `flush`). */
-  written: () => Promise<void>;
+  /** The usage ledger: its flush, its records' numbers and the mark a decision reads them against. */
+  ledger: LedgerProgress;
   /** Output reserved, and asked for, where nothing else bounds a request's output. */
   defaultOutput: number;
   leaseMs?: number;
@@ -166,7 +167,8 @@ export class Reservations {
       const lending = tokens && state.allowance.lending && state.allowance.day === part.labels.day;
       if (lending) state.allowance.usable += part.tokens - billed;
       if (tokens && billed > 0) {
-        const entry: Billed = { labels: part.labels, tokens: billed };
+        // The account records the request before it settles the hold: the ledger's last number is its record's.
+        const entry: Billed = { labels: part.labels, tokens: billed, seq: this.options.ledger.recorded };
         state.bill(entry);
         this.#shares.billed(state, entry);
       }

@@ -15,7 +15,7 @@
  */
 import { StoreUnreachable } from "../store/link.ts";
 import { counterId } from "../usage/kv_layout.ts";
-import type { PeriodKeys } from "../usage/mod.ts";
+import type { LedgerProgress, PeriodKeys } from "../usage/mod.ts";
 import { type Holdings, type OthersHeld, othersHeld, withShare } from "./holdings.ts";
 import { type Billed, OwnerState } from "./owner_state.ts";
 import type { OwnerLimit } from "./quotas.ts";
@@ -28,8 +28,8 @@ export const MAX_ATTEMPTS = 100;
 
 export interface SharesOptions {
   kv: Deno.Kv;
-  /** Resolves once every usage record taken so far is in the token counters (the ledger's `flush`). */
-  written: () => Promise<void>;
+  /** The usage ledger: its flush, its records' numbers and the mark a decision reads them against. */
+  ledger: LedgerProgress;
   leaseMs?: number;
   /** The clock leases are on, ms since the epoch. */
   wallClock?: () => number;
@@ -65,6 +65,11 @@ export class Shares {
     this.#wall = options.wallClock ?? Date.now;
     this.#timer = setInterval(() => this.#renew(), this.#leaseMs / 3);
     Deno.unrefTimer(this.#timer);
+  }
+
+  /** Where the ledger marks how many of its records the counters hold. */
+  get markKey(): Deno.KvKey {
+    return this.options.ledger.markKey;
   }
 
   get closed(): boolean {
@@ -135,7 +140,7 @@ export class Shares {
     this.#unwritten = [];
     for (let attempt = 1;; attempt++) {
       try {
-        await this.options.written();
+        await this.options.ledger.flush();
         break;
       } catch {
         // The ledger keeps the records and tries again; until it wrote them, the share keeps their tokens.

@@ -17,6 +17,18 @@ import type { CounterDelta } from "./counter_sums.ts";
 /** Counters remembered at most; past it the cache starts over (the next batch reads its counters). */
 const MAX_KNOWN_COUNTERS = 10_000;
 
+/**
+ * The ledger's mark outlives its last commit by this much: a reader needs it only for records billed and not yet
+ * known written, which are seconds old.
+ */
+const MARK_TTL_MS = 86_400_000;
+
+/** Where the ledger's count of written records goes, and what it is once this batch landed. */
+export interface LedgerMark {
+  key: Deno.KvKey;
+  written: number;
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export interface BatchCommitOptions {
@@ -39,6 +51,7 @@ export class BatchCommit {
    */
   async write(
     batch: Batch,
+    mark: LedgerMark,
     landed: (totals: readonly bigint[], versionstamp: string) => void,
   ): Promise<void> {
     const { maxAttempts, observer } = this.options;
@@ -54,6 +67,7 @@ export class BatchCommit {
         const op = this.kv.atomic().check({ key: marker, versionstamp: null });
         const totals = counters.length ? await this.#addCounters(op, counters) : [];
         op.set(marker, batch.row, options);
+        op.set(mark.key, new Deno.KvU64(BigInt(mark.written)), { expireIn: MARK_TTL_MS });
         for (const [keyId, places] of batch.index) op.set(usageByKeyKey(keyId, batch.id), places, options);
         const result = await op.commit();
         if (result.ok) {

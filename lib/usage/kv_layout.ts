@@ -18,6 +18,7 @@ import { PERIOD_NAMES, periodKeys, type PeriodName } from "./periods.ts";
 export const USAGE_PREFIX = "usage";
 export const USAGE_BY_KEY_PREFIX = "usage_by_key";
 export const TOKENS_PREFIX = "tokens";
+export const USAGE_MARK_PREFIX = "usage_mark";
 
 export type TotalsScope = "key" | "user";
 
@@ -52,6 +53,14 @@ export function usageKey(id: string): Deno.KvKey {
 
 export function usageByKeyKey(keyId: string, id: string): Deno.KvKey {
   return [USAGE_BY_KEY_PREFIX, keyId, id];
+}
+
+/**
+ * `["usage_mark", ledgerId]`: how many of one ledger's records the token counters hold, written in each of its
+ * commits, so a snapshot that reads it knows exactly which of that ledger's records it counts.
+ */
+export function usageMarkKey(ledgerId: string): Deno.KvKey {
+  return [USAGE_MARK_PREFIX, ledgerId];
 }
 
 /**

@@ -16,7 +16,7 @@
 import { monotonicFactory } from "ulid";
 import type { UsageRecord } from "./types.ts";
 import type { CounterObserver, PendingTokens } from "./live_totals.ts";
-import type { TotalsScope } from "./kv_layout.ts";
+import { type TotalsScope, usageMarkKey } from "./kv_layout.ts";
 import { BatchCommit } from "./batch_commit.ts";
 import {
   DEFAULT_KEYLESS_PER_MINUTE,
@@ -37,7 +37,19 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
-export class UsageLedger implements PendingTokens {
+/**
+ * How far a ledger got, for the quota decisions: a record taken is numbered `recorded` (as read right after
+ * taking it), and each commit stores, at `markKey`, how many records the counters hold, so a snapshot that
+ * reads the mark with the counters knows which of this ledger's records it counts.
+ */
+export interface LedgerProgress {
+  readonly recorded: number;
+  readonly markKey: Deno.KvKey;
+  /** Resolves once every record taken so far is in the counters. */
+  flush(): Promise<void>;
+}
+
+export class UsageLedger implements PendingTokens, LedgerProgress {
   /** The batch records go into; sealed when full, or when the writer takes it. */
   private open = new Batch(undefined);
   /** Sealed batches not written yet, oldest first; the writer commits them in this order. */
@@ -52,6 +64,7 @@ export class UsageLedger implements PendingTokens {
   /** The timer fired since the open batch was last sealed: it is written however few records it holds. */
   private due = false;
   private readonly nextId = monotonicFactory();
+  readonly markKey: Deno.KvKey = usageMarkKey(crypto.randomUUID());
   private readonly encoder = new RecordEncoder();
   private readonly batchSize: number;
   private readonly intervalMs: number;
@@ -87,6 +100,10 @@ export class UsageLedger implements PendingTokens {
         `${count} refusal(s) without a valid key in the last minute were counted but not recorded ` +
           `(at most ${perMinute} per minute are)`,
       ));
+  }
+
+  get recorded(): number {
+    return this.queued;
   }
 
   /** Records queued and not written yet. */
@@ -243,7 +260,12 @@ export class UsageLedger implements PendingTokens {
         }
         try {
           const batch = this.sealed[0];
-          await this.writer.write(batch, (totals, versionstamp) => this.done(batch, totals, versionstamp));
+          const mark = { key: this.markKey, written: this.written + batch.records.length };
+          await this.writer.write(
+            batch,
+            mark,
+            (totals, versionstamp) => this.done(batch, totals, versionstamp),
+          );
         } catch (error) {
           this.fail(error);
           return;

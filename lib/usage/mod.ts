@@ -4,7 +4,7 @@
  * backends or HTTP: callers hand it finished `UsageRecord`s.
  */
 export type { TokenSource, UsageRecord, UsageStatus } from "./types.ts";
-export { UsageLedger } from "./ledger.ts";
+export { type LedgerProgress, UsageLedger } from "./ledger.ts";
 export type { UsageLedgerOptions } from "./ledger_options.ts";
 export { readTotals, tokenCounterKey, type Totals, type TotalsScope } from "./kv_layout.ts";
 export { labelsOf } from "./counter_sums.ts";
