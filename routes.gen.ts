@@ -24,25 +24,27 @@ import $19 from "./routes/api/pull.ts";
 import $20 from "./routes/api/push.ts";
 import $21 from "./routes/api/show.ts";
 import $22 from "./routes/api/tags.ts";
-import $23 from "./routes/api/v1/chat.php.ts";
-import $24 from "./routes/api/v1/chat/completions.php.ts";
-import $25 from "./routes/api/v1/chat/completions.ts";
-import $26 from "./routes/api/v1/messages.ts";
-import $27 from "./routes/api/v1/messages/count_tokens.ts";
-import $28 from "./routes/api/v1/models.ts";
-import $29 from "./routes/api/v1/models/[...id].ts";
-import $30 from "./routes/api/v1/responses.ts";
-import $31 from "./routes/api/version.ts";
-import $32 from "./routes/index.ts";
-import $33 from "./routes/metrics.ts";
-import $34 from "./routes/v1/chat.php.ts";
-import $35 from "./routes/v1/chat/completions.php.ts";
-import $36 from "./routes/v1/chat/completions.ts";
-import $37 from "./routes/v1/messages.ts";
-import $38 from "./routes/v1/messages/count_tokens.ts";
-import $39 from "./routes/v1/models.ts";
-import $40 from "./routes/v1/models/[...id].ts";
-import $41 from "./routes/v1/responses.ts";
+import $23 from "./routes/api/v1/api/[...path].ts";
+import $24 from "./routes/api/v1/chat.php.ts";
+import $25 from "./routes/api/v1/chat/completions.php.ts";
+import $26 from "./routes/api/v1/chat/completions.ts";
+import $27 from "./routes/api/v1/messages.ts";
+import $28 from "./routes/api/v1/messages/count_tokens.ts";
+import $29 from "./routes/api/v1/models.ts";
+import $30 from "./routes/api/v1/models/[...id].ts";
+import $31 from "./routes/api/v1/responses.ts";
+import $32 from "./routes/api/version.ts";
+import $33 from "./routes/index.ts";
+import $34 from "./routes/metrics.ts";
+import $35 from "./routes/v1/api/[...path].ts";
+import $36 from "./routes/v1/chat.php.ts";
+import $37 from "./routes/v1/chat/completions.php.ts";
+import $38 from "./routes/v1/chat/completions.ts";
+import $39 from "./routes/v1/messages.ts";
+import $40 from "./routes/v1/messages/count_tokens.ts";
+import $41 from "./routes/v1/models.ts";
+import $42 from "./routes/v1/models/[...id].ts";
+import $43 from "./routes/v1/responses.ts";
 
 export const manifest: readonly ManifestEntry[] = [
   { path: "/admin/api/commands", module: $0 },
@@ -68,23 +70,25 @@ export const manifest: readonly ManifestEntry[] = [
   { path: "/api/push", module: $20 },
   { path: "/api/show", module: $21 },
   { path: "/api/tags", module: $22 },
-  { path: "/api/v1/chat.php", module: $23 },
-  { path: "/api/v1/chat/completions.php", module: $24 },
-  { path: "/api/v1/chat/completions", module: $25 },
-  { path: "/api/v1/messages", module: $26 },
-  { path: "/api/v1/messages/count_tokens", module: $27 },
-  { path: "/api/v1/models", module: $28 },
-  { path: "/api/v1/models/:id{.+}", module: $29 },
-  { path: "/api/v1/responses", module: $30 },
-  { path: "/api/version", module: $31 },
-  { path: "/", module: $32 },
-  { path: "/metrics", module: $33 },
-  { path: "/v1/chat.php", module: $34 },
-  { path: "/v1/chat/completions.php", module: $35 },
-  { path: "/v1/chat/completions", module: $36 },
-  { path: "/v1/messages", module: $37 },
-  { path: "/v1/messages/count_tokens", module: $38 },
-  { path: "/v1/models", module: $39 },
-  { path: "/v1/models/:id{.+}", module: $40 },
-  { path: "/v1/responses", module: $41 },
+  { path: "/api/v1/api/:path{.+}", module: $23 },
+  { path: "/api/v1/chat.php", module: $24 },
+  { path: "/api/v1/chat/completions.php", module: $25 },
+  { path: "/api/v1/chat/completions", module: $26 },
+  { path: "/api/v1/messages", module: $27 },
+  { path: "/api/v1/messages/count_tokens", module: $28 },
+  { path: "/api/v1/models", module: $29 },
+  { path: "/api/v1/models/:id{.+}", module: $30 },
+  { path: "/api/v1/responses", module: $31 },
+  { path: "/api/version", module: $32 },
+  { path: "/", module: $33 },
+  { path: "/metrics", module: $34 },
+  { path: "/v1/api/:path{.+}", module: $35 },
+  { path: "/v1/chat.php", module: $36 },
+  { path: "/v1/chat/completions.php", module: $37 },
+  { path: "/v1/chat/completions", module: $38 },
+  { path: "/v1/messages", module: $39 },
+  { path: "/v1/messages/count_tokens", module: $40 },
+  { path: "/v1/models", module: $41 },
+  { path: "/v1/models/:id{.+}", module: $42 },
+  { path: "/v1/responses", module: $43 },
 ];

@@ -72,11 +72,16 @@ Deno.test("ollama-js: list and show name only the key's model, with the servers'
   const shown = await client.show({ model: "house-model" });
   assert.deepEqual(shown.capabilities, ["completion", "vision"]);
   assert.equal(shown.details.family, "llama");
-  await assert.rejects(client.show({ model: "other-model" }), (e: Error & { status_code?: number }) => {
-    assert.equal(e.status_code, 404);
-    assert.equal(e.message, "model 'other-model' not found");
-    return true;
+  // The key decides the model, for show as for chat: any name is answered with what a chat would get.
+  assert.deepEqual(await client.show({ model: "other-model" }), shown);
+  assert.deepEqual(await client.show({ model: "gpt-4o" }), shown);
+  const notText = await fetch(`${s.gw.url}/api/show`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model: 5 }),
   });
+  assert.equal(notText.status, 400);
+  assert.deepEqual(await notText.json(), { error: "model must be a string", code: "invalid_request" });
 
   assert.match((await client.version()).version, /^\d+\.\d+\.\d+$/);
   const missing = new Ollama({ host: s.gw.url });
@@ -85,6 +90,66 @@ Deno.test("ollama-js: list and show name only the key's model, with the servers'
     assert.match(e.message, /API key/, "Ollama clients read the error as text, not [object Object]");
     return true;
   });
+});
+
+Deno.test("ollama-js: ps lists the key's model while some server holds it loaded, and nothing else", async () => {
+  await using s = await Scenario.start([
+    ...SERVERS,
+    { name: "gpu-secret-b", models: [{ tag: "qwen3:8b" }] },
+  ]);
+  // The other server holds another model loaded; the key's model is loaded nowhere yet.
+  s.fake("gpu-secret-b").loaded = ["qwen3:8b"];
+  await s.gw.deps.prober!.probeNow();
+  const key = await s.gw.key({ model: "llama3.2:3b", defaultCtx: 8192 });
+  const client = ollama(s.gw.url, key);
+  assert.deepEqual(await client.ps(), { models: [] });
+
+  // Once a chat went there, it is loaded: the routing's picture, not a call to the server.
+  await client.chat({ model: "anything", messages: [{ role: "user", content: "hi" }] });
+  const psHits = s.fake().hits.get("/api/ps");
+  const running = await client.ps();
+  assert.equal(s.fake().hits.get("/api/ps"), psHits, "ps asks no server");
+  assert.equal(running.models.length, 1);
+  const [entry] = running.models;
+  assert.equal(entry.name, "house-model");
+  assert.equal(entry.model, "house-model");
+  assert.equal(entry.size, 2_019_393_189);
+  assert.match(entry.digest, /^[0-9a-f]{64}$/);
+  assert.equal(entry.details.family, "llama");
+  assert.equal(entry.details.quantization_level, "Q4_K_M");
+  // What only a server knows is not passed on: Ollama's zero values, which strict clients still parse.
+  assert.equal(String(entry.expires_at), "0001-01-01T00:00:00Z");
+  assert.equal(entry.size_vram, 0);
+  assert.equal((entry as unknown as { context_length: number }).context_length, 8192);
+  const raw = JSON.stringify(running);
+  assert.ok(!/gpu-secret|127\.0\.0\.1|qwen3/.test(raw), raw);
+
+  // The server says it unloaded the model: the next probe corrects the picture.
+  s.fake().loaded = [];
+  await s.gw.deps.prober!.probeNow();
+  assert.deepEqual(await client.ps(), { models: [] });
+
+  // A key bound to the other model sees that one, loaded, and not the first.
+  const other = ollama(s.gw.url, await s.gw.key({ model: "qwen3:8b" }));
+  assert.deepEqual((await other.ps()).models.map((m) => m.name), ["qwen3:8b"]);
+
+  await assert.rejects(new Ollama({ host: s.gw.url }).ps(), (e: Error & { status_code?: number }) => {
+    assert.equal(e.status_code, 401);
+    assert.match(e.message, /API key/);
+    return true;
+  });
+});
+
+Deno.test("ollama-js: ps does not count a loaded model on a server that is down", async () => {
+  await using s = await Scenario.start(SERVERS);
+  s.fake().loaded = ["llama3.2:3b"];
+  await s.gw.deps.prober!.probeNow();
+  const client = ollama(s.gw.url, await s.gw.key({ model: "llama3.2:3b" }));
+  assert.deepEqual((await client.ps()).models.map((m) => m.name), ["house-model"]);
+
+  s.fake().probeFault = "error";
+  await s.gw.deps.prober!.probeNow();
+  assert.deepEqual(await client.ps(), { models: [] });
 });
 
 Deno.test("LangChain ChatOllama: invoke, stream, and tools on a key that allows them", async () => {

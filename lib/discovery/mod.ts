@@ -7,7 +7,9 @@
 import type { Handler, RouteModule } from "../http/route.ts";
 import { listModels, retrieveModel } from "./openai_models.ts";
 import { root, show, tags, version } from "./ollama_models.ts";
+import { ps } from "./ollama_ps.ts";
 import { notServed } from "./not_served.ts";
+import { wrongBaseUrl } from "./wrong_base.ts";
 import { countTokens } from "./count_tokens.ts";
 
 /** HEAD answers as GET would, without the body. */
@@ -52,6 +54,12 @@ export const ollamaShowRoute: RouteModule = {
   handlers: (deps) => ({ POST: (request, client) => show(request, client, deps) }),
 };
 
+export const ollamaPsRoute: RouteModule = {
+  face: "ollama_api",
+  cors: true,
+  handlers: (deps) => withHead((request, client) => ps(request, client, deps)),
+};
+
 export const ollamaVersionRoute: RouteModule = {
   face: "ollama_api",
   cors: true,
@@ -71,4 +79,11 @@ export const ollamaNotServedRoute: RouteModule = {
   face: "ollama_api",
   cors: true,
   handlers: () => Object.fromEntries(ANY_METHOD.map((m) => [m, notServed])),
+};
+
+/** Ollama's paths under an OpenAI base URL (`/v1/api/...`): every method is told the base URL to use. */
+export const ollamaWrongBaseRoute: RouteModule = {
+  face: "ollama_api",
+  cors: true,
+  handlers: () => Object.fromEntries(ANY_METHOD.map((m) => [m, wrongBaseUrl])),
 };

@@ -2,17 +2,19 @@
  * Ollama's discovery endpoints: `/api/tags` and `/api/show` show the key's one model under its format-B
  * name, with what the servers' model lists said about it; `/api/show`'s capabilities are what the key may
  * do (tools, vision, thinking follow its toggles), since that, not the model alone, decides what a client
- * can use. `/api/version` and `/` answer without a key, like Ollama's liveness checks.
+ * can use. `/api/show` answers for whatever name it is asked about, as chat does: the key decides the model,
+ * so a client that asks about the name it will chat with learns what its chats will get. `/api/version` and
+ * `/` answer without a key, like Ollama's liveness checks.
  */
 import type { Deps } from "../deps.ts";
-import { GatewayError, InvalidRequest } from "../errors.ts";
+import { InvalidRequest } from "../errors.ts";
 import { ROUTE_FACES } from "../faces/mod.ts";
 import { readJsonBody } from "../http/read_body.ts";
 import { errorResponse, jsonResponse } from "../http/respond.ts";
 import { readAsJson } from "../http/route.ts";
 import type { ClientInfo } from "../pipeline.ts";
 import { discover } from "./access.ts";
-import { type KeyModel, namesKeyModel } from "./key_model.ts";
+import type { KeyModel } from "./key_model.ts";
 
 /**
  * The Ollama API level the gateway's format B speaks (tool-call ids, `think` levels); clients that gate
@@ -20,7 +22,7 @@ import { type KeyModel, namesKeyModel } from "./key_model.ts";
  */
 export const OLLAMA_API_VERSION = "0.12.10";
 
-function details(model: KeyModel) {
+export function details(model: KeyModel) {
   const f = model.facts ?? {};
   return {
     parent_model: f.parentModel ?? "",
@@ -54,11 +56,16 @@ export async function tags(request: Request, client: ClientInfo, deps: Deps): Pr
 export async function show(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
   try {
     const { key, model } = await discover(request, client, deps);
-    const body = await readJsonBody(readAsJson(request), deps.config) as { model?: unknown; name?: unknown };
-    const name = body?.model ?? body?.name;
-    if (typeof name !== "string" || !name) throw new InvalidRequest("model is required");
-    if (!namesKeyModel(model, name)) {
-      throw new GatewayError(404, "not_found", `model '${name.slice(0, 100)}' not found`);
+    const body = await readJsonBody(readAsJson(request), deps.config);
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      throw new InvalidRequest("The request body must be a JSON object");
+    }
+    // Any name, or none, as on chat; a name that is not text is a malformed request, as it is there.
+    const asked = body as Record<string, unknown>;
+    for (const field of ["model", "name"]) {
+      if (asked[field] !== undefined && typeof asked[field] !== "string") {
+        throw new InvalidRequest(`${field} must be a string`);
+      }
     }
     const capabilities = ["completion"];
     if (key.tools) capabilities.push("tools");

@@ -1,4 +1,4 @@
-/** /api/ps: not served; an Ollama-format error naming what is (never reaches a backend). */
-import { ollamaNotServedRoute } from "../../lib/discovery/mod.ts";
+/** GET /api/ps: Ollama's running models, the key's one model when some server holds it loaded. */
+import { ollamaPsRoute } from "../../lib/discovery/mod.ts";
 
-export default ollamaNotServedRoute;
+export default ollamaPsRoute;

@@ -101,6 +101,20 @@ const notServed = (url: string): Row => ({
   check: (body) => assert.match(String(body.error), /is not available through this gateway/),
 });
 
+/** An Ollama client given an OpenAI base URL: a 404 without a key, naming the gateway's root as its host. */
+const wrongBase = (url: string, openaiBase: string): Row => ({
+  url,
+  method: "POST",
+  body: { model: "x", messages: USER_HELLO },
+  keyed: false,
+  status: 404,
+  check: (body) => {
+    const root = String(body.error).match(/set its host to (http:\/\/[^ ]+) /)?.[1];
+    assert.match(String(root), /^http:\/\/127\.0\.0\.1:\d+$/, String(body.error));
+    assert.ok(String(body.error).startsWith(`${root}${openaiBase} is the gateway's OpenAI base URL`));
+  },
+});
+
 /** One row per public path of the manifest, by the manifest's own path. */
 export const PUBLIC: Record<string, Row> = {
   "/v1/chat/completions": chat("/v1/chat/completions", "A"),
@@ -135,6 +149,19 @@ export const PUBLIC: Record<string, Row> = {
     status: 200,
     check: (body) => assert.deepEqual(body.capabilities, ["completion"]),
   },
+  "/api/ps": {
+    url: "/api/ps",
+    method: "GET",
+    keyed: true,
+    status: 200,
+    // Listed only while a server holds it loaded (tests/ollama_clients_test.ts); never another model.
+    check: (body) => {
+      assert.ok(Array.isArray(body.models));
+      for (const m of body.models as Json[]) assert.equal(m.name, "house-model");
+    },
+  },
+  "/v1/api/:path{.+}": wrongBase("/v1/api/chat", "/v1"),
+  "/api/v1/api/:path{.+}": wrongBase("/api/v1/api/tags", "/api/v1"),
   "/api/version": {
     url: "/api/version",
     method: "GET",
@@ -150,7 +177,7 @@ export const PUBLIC: Record<string, Row> = {
     check: (body) => assert.equal(body.text, "Ollama is running"),
   },
   ...Object.fromEntries(
-    ["generate", "embed", "embeddings", "pull", "push", "create", "delete", "copy", "ps"]
+    ["generate", "embed", "embeddings", "pull", "push", "create", "delete", "copy"]
       .map((e) => [`/api/${e}`, notServed(`/api/${e}`)]),
   ),
 };

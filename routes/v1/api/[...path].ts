@@ -1,0 +1,4 @@
+/** /v1/api/*: an Ollama client given the OpenAI base URL; told, in Ollama's error shape, the host to use. */
+import { ollamaWrongBaseRoute } from "../../../lib/discovery/mod.ts";
+
+export default ollamaWrongBaseRoute;
