@@ -54,7 +54,7 @@ Deno.test("stream is sent explicitly, and sampling options only when the client 
   assert.deepEqual(s.fake().last.options, { num_predict: 50, stop: ["a", "b"] });
 });
 
-Deno.test("format B takes an options object, format and keep_alive like Ollama's clients send them", async () => {
+Deno.test("format B takes an options object and format like Ollama's clients send them", async () => {
   await using s = await Scenario.start();
   const key = await s.gw.key({ thinking: true });
   const schema = { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] };
@@ -69,12 +69,11 @@ Deno.test("format B takes an options object, format and keep_alive like Ollama's
     options: { temperature: 0.1, stop: "x", num_predict: 12, num_ctx: 4096 },
   });
   const last = s.fake().last;
-  assert.deepEqual(last.options, { temperature: 0.1, stop: ["x"], num_predict: 12, num_ctx: 4096 });
+  // keep_alive and num_ctx are the operator's (tests/shared_model_test.ts).
+  assert.deepEqual(last.options, { temperature: 0.1, stop: ["x"], num_predict: 12 });
   assert.deepEqual(last.format, schema);
-  assert.equal(last.keep_alive, "10m");
   assert.equal(last.think, "low");
-  await s.gw.post(B, key, { messages: USER_HELLO, keep_alive: 0, format: "json" });
-  assert.equal(s.fake().last.keep_alive, 0);
+  await s.gw.post(B, key, { messages: USER_HELLO, format: "json" });
   assert.equal(s.fake().last.format, "json");
 });
 
@@ -226,7 +225,7 @@ Deno.test("the key's system prompt goes first, ahead of the client's own", async
   );
 });
 
-Deno.test("num_ctx and num_predict: key defaults, then clamped to the key's and the server's ceilings", async () => {
+Deno.test("num_ctx is the key's default and num_predict the client's, clamped to the key's and the server's ceilings", async () => {
   await using s = await Scenario.start([{ name: "a", maxCtx: 8192, maxPredict: 1000 }]);
   const key = await s.gw.key({ maxCtx: 16384, maxPredict: 500, defaultCtx: 2048, defaultPredict: 200 });
   const sent = async (body: Record<string, unknown>) => {
@@ -234,16 +233,16 @@ Deno.test("num_ctx and num_predict: key defaults, then clamped to the key's and 
     return s.fake().last.options as Record<string, unknown>;
   };
   assert.deepEqual(await sent({}), { num_ctx: 2048, num_predict: 200 }, "defaults apply");
-  assert.deepEqual(await sent({ num_ctx: 32768, max_tokens: 4000 }), { num_ctx: 8192, num_predict: 500 });
-  assert.deepEqual(await sent({ num_ctx: 4096, num_predict: 300 }), { num_ctx: 4096, num_predict: 300 });
+  assert.deepEqual(await sent({ num_ctx: 32768, max_tokens: 4000 }), { num_ctx: 2048, num_predict: 500 });
+  assert.deepEqual(await sent({ num_ctx: 4096, num_predict: 300 }), { num_ctx: 2048, num_predict: 300 });
   assert.deepEqual(
     await sent({ num_predict: -1 }),
     { num_ctx: 2048, num_predict: 500 },
     "unlimited is clamped",
   );
 
-  const bare = await s.gw.key();
-  await s.gw.post(B, bare, { messages: USER_HELLO, options: { num_ctx: 100000 } });
+  const wide = await s.gw.key({ defaultCtx: 100000 });
+  await s.gw.post(B, wide, { messages: USER_HELLO, options: { num_ctx: 4096 } });
   assert.deepEqual(s.fake().last.options, { num_ctx: 8192, num_predict: 1000 }, "server ceilings alone");
 });
 

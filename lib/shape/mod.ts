@@ -6,12 +6,19 @@
  * Decisions where the spec is silent:
  * - A key without tools sends no tool history (calls and results are taken out of the messages).
  * - A key without thinking sends `think: false`, because leaving it out lets a thinking model think by default.
- * - An omitted `num_predict` under a ceiling becomes the ceiling (otherwise generation is unbounded); an
- *   omitted `num_ctx` stays omitted, so the backend's own configured context applies, as a larger forced
- *   context would cost memory and a model reload. A negative `num_predict` (unlimited) counts as above any
- *   ceiling.
+ * - An omitted `num_predict` under a ceiling becomes the ceiling (otherwise generation is unbounded). A
+ *   negative `num_predict` (unlimited) counts as above any ceiling.
+ * - A model server is shared by every key on it, so what it keeps in memory is the operator's to say, not a
+ *   client's: a client's `keep_alive` is dropped (0 would unload the model after the request, -1 pin it for
+ *   good), leaving the server's own setting (Ollama's OLLAMA_KEEP_ALIVE). A client's `num_ctx` is replaced by
+ *   the key's `defaultCtx`, or dropped when the key has none so the server's own context applies: Ollama
+ *   reloads a model whenever a request's context differs from the loaded one's, so any client could thrash
+ *   it for everyone. Dropped rather than refused: both are hints about the server, not about the answer.
+ * - A key that forces JSON promises its clients a JSON object; a client's schema of another top-level type
+ *   (a string, an array) would break that promise, so it is refused rather than replaced by plain JSON.
  */
 import type { ChatMessage, ChatRequest } from "../chat/types.ts";
+import { InvalidRequest } from "../errors.ts";
 import type { KeyRecord, ServerRecord } from "../store/records.ts";
 
 export function shapeForKey(request: ChatRequest, key: KeyRecord): ChatRequest {
@@ -21,7 +28,11 @@ export function shapeForKey(request: ChatRequest, key: KeyRecord): ChatRequest {
     delete out.toolChoice;
   }
   if (!key.thinking) out.think = false;
-  if (key.forceJson && typeof out.format !== "object") out.format = "json";
+  if (key.forceJson) {
+    if (typeof out.format !== "object") out.format = "json";
+    else checkObjectSchema(out.format);
+  }
+  if (out.keepAlive !== undefined) delete out.keepAlive;
 
   let messages = out.messages;
   if (!key.tools && messages.some((m) => m.role === "tool" || m.toolCalls)) {
@@ -30,14 +41,29 @@ export function shapeForKey(request: ChatRequest, key: KeyRecord): ChatRequest {
   if (!key.vision && messages.some((m) => m.images)) {
     messages = messages.map(({ images: _dropped, ...rest }) => rest);
   }
-  if (key.systemPrompt) messages = [{ role: "system", content: key.systemPrompt }, ...messages];
+  if (key.systemPrompt) {
+    if (key.systemPromptMode === "replace" && messages.some((m) => m.role === "system")) {
+      messages = messages.filter((m) => m.role !== "system");
+    }
+    messages = [{ role: "system", content: key.systemPrompt }, ...messages];
+  }
   out.messages = messages;
 
-  if (out.options.numCtx === undefined && key.defaultCtx !== undefined) out.options.numCtx = key.defaultCtx;
+  out.options.numCtx = key.defaultCtx;
   if (out.options.numPredict === undefined && key.defaultPredict !== undefined) {
     out.options.numPredict = key.defaultPredict;
   }
   return out;
+}
+
+/** The top-level type a forced-JSON key accepts in a client's schema: the one JSON objects have. */
+function checkObjectSchema(schema: Record<string, unknown>): void {
+  const type = schema.type;
+  if (type === "object" || (Array.isArray(type) && type.length === 1 && type[0] === "object")) return;
+  throw new InvalidRequest(
+    `This key answers only in JSON objects: a response schema must have "type": "object" at its top level, ` +
+      `got ${type === undefined ? "no type" : JSON.stringify(type).slice(0, 60)}`,
+  );
 }
 
 /**

@@ -69,6 +69,8 @@ export interface KeyPolicy extends OwnerLimits {
   thinking: boolean;
   forceJson: boolean;
   systemPrompt?: string;
+  /** How `systemPrompt` meets the client's own system messages; absent means "prepend" (they follow it). */
+  systemPromptMode?: SystemPromptMode;
   maxCtx?: number;
   maxPredict?: number;
   defaultCtx?: number;
@@ -78,6 +80,10 @@ export interface KeyPolicy extends OwnerLimits {
 }
 
 export type KeyPriority = "high" | "normal" | "low";
+
+/** "replace": the key's system prompt is the only one; the client's system messages are removed. */
+export type SystemPromptMode = "prepend" | "replace";
+export const SYSTEM_PROMPT_MODES: readonly SystemPromptMode[] = ["prepend", "replace"];
 
 export interface KeyRecord extends KeyPolicy {
   id: string;
