@@ -5,6 +5,7 @@
 import type { HealthView, ServerRow } from "../lib/admin_web/views.ts";
 import { ago, count, ms } from "../lib/admin_web/format.ts";
 import { feedState, liveValue } from "../lib/admin_web/live.ts";
+import { HealthLegend } from "../lib/admin_web/health_legend.tsx";
 
 function healthLabel(s: ServerRow): string {
   return s.enabled ? s.health : "disabled";
@@ -26,7 +27,7 @@ function ServerCard({ s, now }: { s: ServerRow; now: number }) {
       <header>
         <h3>{s.name}</h3>
         <span class={`badge ${health}`}>{health}</span>
-        <span class={`badge breaker-${s.breaker}`} title="circuit breaker">{s.breaker}</span>
+        <span class={`badge breaker-${s.breaker}`} title="circuit breaker">breaker {s.breaker}</span>
       </header>
       <p class="meta">{s.kind} · weight {s.weight}{s.version ? ` · v${s.version}` : ""}</p>
       <dl>
@@ -114,6 +115,7 @@ export default function ServerHealth(props: { initial: HealthView }) {
           </div>
         )}
       {view.queues?.length ? <WaitQueues queues={view.queues} /> : null}
+      {view.servers.length === 0 ? null : <HealthLegend />}
     </section>
   );
 }

@@ -64,11 +64,15 @@ Deno.test("an admin manages keys and servers from the page", async () => {
 
     const id = /Created key (key_\w+)\./.exec(await created.textContent() ?? "")?.[1];
     assert.ok(id);
-    const row = `tr[data-key="${id}"]`;
-    await page.locator(`${row} summary`).first().click();
-    await page.fill(`${row} form[data-command="key.rotate"] input[name="grace"]`, "90s");
-    await page.locator(`${row} form[data-command="key.rotate"] button[type=submit]`).click();
+    await page.click(`tr[data-key="${id}"] a[data-manage]`);
+    await page.waitForSelector(`[data-key-page="${id}"]`);
+    const revokeBox = await page.locator("section.danger-zone").boundingBox();
+    const rotateBox = await page.locator('form[data-command="key.rotate"]').boundingBox();
+    assert.ok(revokeBox && rotateBox && revokeBox.y > rotateBox.y + rotateBox.height, "Revoke is set apart");
+    await page.fill('form[data-command="key.rotate"] input[name="grace"]', "90s");
+    await page.click('form[data-command="key.rotate"] button[type=submit]');
     await page.waitForSelector('[data-notice="secret"]');
+    assert.equal(await page.locator(`[data-key-page="${id}"]`).count(), 1, "the answer is the key's page");
     const second = await page.inputValue("input[data-secret]");
     assert.notEqual(second, first);
     assert.equal(await chat(s, first), 200, "the old secret works during the grace period");
@@ -79,7 +83,7 @@ Deno.test("an admin manages keys and servers from the page", async () => {
     assert.equal(await chat(s, first), 401, "and not from the end of the grace period");
     assert.equal(await chat(s, second), 200);
 
-    const revoked = await submit(page, "key.revoke", row);
+    const revoked = await submit(page, "key.revoke");
     assert.match(await revoked.textContent() ?? "", /^Revoked key key_/);
     assert.equal(await chat(s, second), 401, "revoking ends the current secret too");
 

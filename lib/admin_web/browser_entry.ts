@@ -8,9 +8,10 @@ import type { ComponentType } from "preact";
 import ServerHealth from "../../islands/ServerHealth.tsx";
 import Usage from "../../islands/Usage.tsx";
 import CopySecret from "../../islands/CopySecret.tsx";
+import ServerState from "../../islands/ServerState.tsx";
 
 // deno-lint-ignore no-explicit-any
-const ISLANDS: Record<string, ComponentType<any>> = { ServerHealth, Usage, CopySecret };
+const ISLANDS: Record<string, ComponentType<any>> = { ServerHealth, ServerState, Usage, CopySecret };
 
 for (const el of document.querySelectorAll<HTMLElement>("[data-island]")) {
   const component = ISLANDS[el.dataset.island ?? ""];

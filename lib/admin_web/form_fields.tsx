@@ -114,9 +114,17 @@ export const SECTION_PATH: Record<string, string> = {
  * A form running one admin command (`key.rotate`), with the session's form token and the record it acts on.
  */
 export function ActionForm(
-  props: { command: string; csrf: string; target?: string; children: ComponentChildren; class?: string },
+  props: {
+    command: string;
+    csrf: string;
+    target?: string;
+    children: ComponentChildren;
+    class?: string;
+    /** The page to answer with, when not the section's list (a record's own page). */
+    action?: string;
+  },
 ) {
-  const action = SECTION_PATH[props.command.split(".")[0]];
+  const action = props.action ?? SECTION_PATH[props.command.split(".")[0]];
   const refused = useContext(RefusedForm);
   const mine = refused?.get("do") === props.command && (refused.get("target") ?? undefined) === props.target;
   return (

@@ -1,76 +1,30 @@
-/** @module The keys section: every key with its status, and forms to create, edit, rotate and revoke. */
+/**
+ * @module The keys section: every key with its status and its use against its quotas, a form to create one,
+ * and a link to each key's own page, where it is edited, rotated and revoked (`key_page.tsx`).
+ */
 import { keyStatus } from "../admin/key_commands.ts";
 import { Catalog } from "../store/catalog.ts";
-import { listKeys } from "../store/keys.ts";
+import { getKey, listKeys } from "../store/keys.ts";
+import { RecordError } from "../store/record_error.ts";
 import type { KeyRecord } from "../store/records.ts";
-import { ActionForm, Check, Field, ListField, Select, TextArea } from "./form_fields.tsx";
+import { ActionForm } from "./form_fields.tsx";
+import { PolicyFields } from "./key_fields.tsx";
+import { keyPage, keyPath } from "./key_page.tsx";
 import { utc } from "./format.ts";
+import { type QuotaBar, quotaUses } from "./quota_use.ts";
+import { QuotaBars } from "./quota_bars.tsx";
 import type { SectionContext } from "./section_pages.tsx";
 
-const CAPABILITIES: [string, string, keyof KeyRecord][] = [
-  ["tools", "Tools", "tools"],
-  ["vision", "Vision", "vision"],
-  ["thinking", "Thinking", "thinking"],
-  ["force-json", "Force JSON", "forceJson"],
-];
-
-/** The policy fields, blank for a new key, or showing `key` (and reporting changes) in its edit form. */
-function PolicyFields(props: { record?: KeyRecord; clusters: string[]; users: string[] }) {
-  const k = props.record;
-  const edit = k !== undefined;
-  return (
-    <>
-      <div class="fields">
-        <Field label="Model" name="model" value={k?.model} edit={edit} placeholder="llama3.1:8b" />
-        <Field label="Name" name="name" value={k?.name} edit={edit} />
-        <Select
-          label="Cluster"
-          name="cluster"
-          value={k?.cluster}
-          edit={edit}
-          options={props.clusters}
-          blank="any"
-        />
-        <Select label="User" name="user" value={k?.user} edit={edit} options={props.users} blank="none" />
-        <Field
-          label="Expires (ISO 8601)"
-          name="expires"
-          value={k?.expiresAt}
-          edit={edit}
-          placeholder="2026-12-31"
-        />
-        <Field label="Requests per minute" name="rpm" value={k?.rpm} edit={edit} />
-        <Field label="Daily tokens" name="daily-tokens" value={k?.dailyTokens} edit={edit} />
-        <Field label="Weekly tokens" name="weekly-tokens" value={k?.weeklyTokens} edit={edit} />
-        <Field label="Monthly tokens" name="monthly-tokens" value={k?.monthlyTokens} edit={edit} />
-        <Field label="Max concurrent" name="max-concurrent" value={k?.maxConcurrent} edit={edit} />
-        <Field label="Max context" name="max-ctx" value={k?.maxCtx} edit={edit} />
-        <Field label="Max predict" name="max-predict" value={k?.maxPredict} edit={edit} />
-        <Field label="Default context" name="default-ctx" value={k?.defaultCtx} edit={edit} />
-        <Field label="Default predict" name="default-predict" value={k?.defaultPredict} edit={edit} />
-      </div>
-      <div class="fields">
-        <ListField label="Allowed IPs / CIDRs" name="allow-ip" values={k?.allowIps} edit={edit} />
-        <ListField label="Allowed domains" name="allow-domain" values={k?.allowDomains} edit={edit} />
-        <TextArea label="System prompt" name="system-prompt" value={k?.systemPrompt} edit={edit} />
-      </div>
-      <div class="checks">
-        {CAPABILITIES.map(([flag, label, field]) => (
-          <Check key={flag} label={label} name={flag} checked={k?.[field] === true} edit={edit} />
-        ))}
-      </div>
-    </>
-  );
-}
-
-function KeyRow(props: { k: KeyRecord; now: Date; csrf: string; clusters: string[]; users: string[] }) {
-  const { k, csrf } = props;
+function KeyRow(props: { k: KeyRecord; bars: QuotaBar[]; now: Date }) {
+  const { k } = props;
   const status = keyStatus(k, props.now);
   return (
     <tr data-key={k.id} data-status={status}>
       <td>
-        <code>{k.id}</code> <a href={`/admin?scope=key:${k.id}`}>usage</a>
-        <div class="muted">{k.name ?? ""} {k.hint}</div>
+        <a href={keyPath(k.id)} class="key-name">{k.name ?? k.hint}</a>
+        <div class="muted">
+          <code>{k.id}</code> {k.name ? k.hint : ""}
+        </div>
       </td>
       <td>
         <span class={`badge ${status}`}>{status}</span>
@@ -80,24 +34,11 @@ function KeyRow(props: { k: KeyRecord; now: Date; csrf: string; clusters: string
       </td>
       <td>{k.model}</td>
       <td>{k.user ?? "–"}</td>
+      <td>{k.revokedAt ? "–" : <QuotaBars bars={props.bars} />}</td>
       <td>{k.expiresAt ? utc(k.expiresAt) : "–"}</td>
       <td>
-        {k.revokedAt ? null : (
-          <details>
-            <summary>Manage</summary>
-            <ActionForm command="key.update" csrf={csrf} target={k.id}>
-              <PolicyFields record={k} clusters={props.clusters} users={props.users} />
-              <button type="submit">Save changes</button>
-            </ActionForm>
-            <ActionForm command="key.rotate" csrf={csrf} target={k.id} class="action inline">
-              <Field label="Old secret works for" name="grace" value="24h" />
-              <button type="submit">Rotate secret</button>
-            </ActionForm>
-            <ActionForm command="key.revoke" csrf={csrf} target={k.id} class="action inline">
-              <button type="submit" class="danger">Revoke</button>
-            </ActionForm>
-          </details>
-        )}
+        <a href={keyPath(k.id)} data-manage={k.id}>{k.revokedAt ? "Details" : "Manage"}</a>{" "}
+        <a href={`/admin?scope=key:${k.id}`}>Usage</a>
       </td>
     </tr>
   );
@@ -117,12 +58,26 @@ export function countsText(keys: KeyRecord[], now: Date): string {
 }
 
 export async function keysSection(ctx: SectionContext) {
+  const asked = ctx.query.get("key");
+  if (asked !== null) {
+    const key = await getKey(ctx.kv, asked).catch((error) => {
+      if (error instanceof RecordError) return undefined;
+      throw error;
+    });
+    if (key) return keyPage(ctx, key);
+  }
+  const missing = asked === null
+    ? null
+    : <p class="notice error" role="alert" data-notice="error">No key with id {asked}.</p>;
   const catalog = new Catalog(ctx.kv);
   const clusters = (await catalog.clusters.list()).map((c) => c.name);
   const users = (await catalog.users.list()).map((u) => u.name);
   const keys = (await listKeys(ctx.kv)).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const live = keys.filter((k) => !k.revokedAt).map((k) => ({ id: k.id, quotas: k }));
+  const bars = await quotaUses(ctx.kv, "key", live, ctx.now);
   return (
     <>
+      {missing}
       <section class="panel" aria-labelledby="keys-title">
         <header class="panel-head">
           <h2 id="keys-title">Keys</h2>
@@ -136,6 +91,7 @@ export async function keysSection(ctx: SectionContext) {
                 <th>Status</th>
                 <th>Model</th>
                 <th>User</th>
+                <th>Tokens used of quota</th>
                 <th>Expires (UTC)</th>
                 <th></th>
               </tr>
@@ -144,12 +100,10 @@ export async function keysSection(ctx: SectionContext) {
               {keys.length === 0
                 ? (
                   <tr>
-                    <td colSpan={6} class="empty">No keys yet.</td>
+                    <td colSpan={7} class="empty">No keys yet.</td>
                   </tr>
                 )
-                : keys.map((k) => (
-                  <KeyRow key={k.id} k={k} now={ctx.now} csrf={ctx.csrf} clusters={clusters} users={users} />
-                ))}
+                : keys.map((k) => <KeyRow key={k.id} k={k} bars={bars.get(k.id) ?? []} now={ctx.now} />)}
             </tbody>
           </table>
         </div>

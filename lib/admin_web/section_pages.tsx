@@ -14,6 +14,8 @@ import { keysSection } from "./keys_section.tsx";
 import { serversSection } from "./servers_section.tsx";
 import { usersSection } from "./users_section.tsx";
 import { auditSection } from "./audit_section.tsx";
+import type { HealthView } from "./views.ts";
+import type { BreakerSettings } from "./health_legend.tsx";
 
 export type Section = "keys" | "servers" | "users" | "audit";
 
@@ -22,11 +24,15 @@ export type Notice =
   | { kind: "error"; text: string; form?: URLSearchParams }
   | { kind: "secret"; text: string; secret: string; until?: string };
 
-/** What a section renders from: the store, the clock and the session's form token. */
+/** What a section renders from: the store, the clock, the session's form token and the servers' state. */
 export interface SectionContext {
   kv: Deno.Kv;
   now: Date;
   csrf: string;
+  /** The page's query, for sections that show one record on a page of its own. */
+  query: URLSearchParams;
+  health: () => HealthView;
+  breaker: BreakerSettings;
 }
 
 const TITLES: Record<Section, string> = {
@@ -65,10 +71,18 @@ export async function sectionPage(
   deps: Deps,
   notice?: Notice,
 ): Promise<VNode> {
-  const ctx = {
+  const admin = adminServices(deps);
+  const ctx: SectionContext = {
     kv: deps.view.kv,
     now: new Date(deps.now()),
-    csrf: adminServices(deps).gate.formToken(request),
+    csrf: admin.gate.formToken(request),
+    query: new URL(request.url).searchParams,
+    health: admin.health,
+    breaker: {
+      failures: deps.config.breakerFailures,
+      openMs: deps.config.breakerOpenMs,
+      probeEveryMs: deps.config.probeIntervalMs,
+    },
   };
   const body = await RENDER[section](ctx);
   return (

@@ -1,8 +1,15 @@
-/** @module The servers and clusters section: forms to add, edit, enable, disable and remove them. */
+/**
+ * @module The servers and clusters section: each server's health and capacity (live, through the feed) with
+ * a legend of the states, and forms to add, edit, enable, disable and remove servers and clusters.
+ */
 import { BACKEND_KINDS, type ClusterRecord, type ServedModel, type ServerRecord } from "../store/records.ts";
 import { Catalog } from "../store/catalog.ts";
+import ServerState, { type StatePart } from "../../islands/ServerState.tsx";
 import { ActionForm, Check, Field, ListField, Select } from "./form_fields.tsx";
+import { HealthLegend } from "./health_legend.tsx";
+import { Island } from "./island.tsx";
 import type { SectionContext } from "./section_pages.tsx";
+import type { ServerRow as LiveRow } from "./views.ts";
 
 const modelText = (m: ServedModel) => m.alias ? `${m.tag}=${m.alias}` : m.tag;
 
@@ -24,6 +31,13 @@ function ServerFields(props: { record?: ServerRecord }) {
       <Field label="Max context" name="max-ctx" value={s?.maxCtx} edit={edit} />
       <Field label="Max predict" name="max-predict" value={s?.maxPredict} edit={edit} />
       <Field
+        label="Slots (requests at once)"
+        name="slots"
+        value={s?.slots}
+        edit={edit}
+        placeholder={edit ? "learned" : "learned if empty"}
+      />
+      <Field
         label="API key"
         name="api-key"
         type="password"
@@ -36,7 +50,12 @@ function ServerFields(props: { record?: ServerRecord }) {
   );
 }
 
-function ServerRow(props: { s: ServerRecord; csrf: string }) {
+function State(props: { part: StatePart; live: LiveRow; at: number }) {
+  const initial = { part: props.part, initial: props.live, at: props.at };
+  return <Island name="ServerState" component={ServerState} props={initial} />;
+}
+
+function ServerRow(props: { s: ServerRecord; live?: LiveRow; at: number; csrf: string }) {
   const { s, csrf } = props;
   return (
     <tr data-server-row={s.name} data-enabled={String(s.enabled)}>
@@ -45,9 +64,8 @@ function ServerRow(props: { s: ServerRecord; csrf: string }) {
       <td class="wrap">{s.url}</td>
       <td>{s.models.map(modelText).join(", ")}</td>
       <td class="num">{s.weight}</td>
-      <td>
-        <span class={`badge ${s.enabled ? "up" : "disabled"}`}>{s.enabled ? "enabled" : "disabled"}</span>
-      </td>
+      <td class="state">{props.live ? <State part="health" live={props.live} at={props.at} /> : null}</td>
+      <td class="state">{props.live ? <State part="capacity" live={props.live} at={props.at} /> : null}</td>
       <td>
         <ActionForm
           command={s.enabled ? "server.disable" : "server.enable"}
@@ -105,6 +123,8 @@ export async function serversSection(ctx: SectionContext) {
   const servers = await catalog.servers.list();
   const clusters = await catalog.clusters.list();
   const names = servers.map((s) => s.name);
+  const health = ctx.health();
+  const live = new Map(health.servers.map((row) => [row.name, row]));
   return (
     <>
       <section class="panel" aria-labelledby="servers-title">
@@ -118,7 +138,8 @@ export async function serversSection(ctx: SectionContext) {
                 <th>URL</th>
                 <th>Models</th>
                 <th class="num">Weight</th>
-                <th>Status</th>
+                <th>Health</th>
+                <th>Capacity</th>
                 <th></th>
               </tr>
             </thead>
@@ -126,13 +147,16 @@ export async function serversSection(ctx: SectionContext) {
               {servers.length === 0
                 ? (
                   <tr>
-                    <td colSpan={7} class="empty">No servers yet.</td>
+                    <td colSpan={8} class="empty">No servers yet.</td>
                   </tr>
                 )
-                : servers.map((s) => <ServerRow key={s.name} s={s} csrf={ctx.csrf} />)}
+                : servers.map((s) => (
+                  <ServerRow key={s.name} s={s} live={live.get(s.name)} at={health.at} csrf={ctx.csrf} />
+                ))}
             </tbody>
           </table>
         </div>
+        <HealthLegend settings={ctx.breaker} />
         <h3>Add a server</h3>
         <ActionForm command="server.add" csrf={ctx.csrf}>
           <ServerFields />

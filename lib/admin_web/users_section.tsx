@@ -1,11 +1,13 @@
 /**
- * @module The users section: key owners with their token quotas and concurrency limit, and forms to add, edit
- * and remove them.
+ * @module The users section: key owners with their use against their token quotas and their concurrency
+ * limit, and forms to add, edit and remove them.
  */
 import { Catalog } from "../store/catalog.ts";
 import type { UserRecord } from "../store/records.ts";
 import { ActionForm, Field } from "./form_fields.tsx";
 import { count } from "./format.ts";
+import { type QuotaBar, quotaUses } from "./quota_use.ts";
+import { QuotaBars } from "./quota_bars.tsx";
 import type { SectionContext } from "./section_pages.tsx";
 
 function QuotaFields(props: { record?: UserRecord }) {
@@ -23,16 +25,16 @@ function QuotaFields(props: { record?: UserRecord }) {
 
 const quota = (n?: number) => n === undefined ? "–" : count(n);
 
-function UserRow(props: { u: UserRecord; csrf: string }) {
+function UserRow(props: { u: UserRecord; bars: QuotaBar[]; csrf: string }) {
   const { u, csrf } = props;
   return (
     <tr data-user-row={u.name}>
       <td>
         {u.name} <a href={`/admin?scope=user:${encodeURIComponent(u.name)}`}>usage</a>
       </td>
-      <td class="num">{quota(u.dailyTokens)}</td>
-      <td class="num">{quota(u.weeklyTokens)}</td>
-      <td class="num">{quota(u.monthlyTokens)}</td>
+      <td>
+        <QuotaBars bars={props.bars} />
+      </td>
       <td class="num">{quota(u.maxConcurrent)}</td>
       <td>
         <details>
@@ -54,6 +56,7 @@ function UserRow(props: { u: UserRecord; csrf: string }) {
 
 export async function usersSection(ctx: SectionContext) {
   const users = await new Catalog(ctx.kv).users.list();
+  const bars = await quotaUses(ctx.kv, "user", users.map((u) => ({ id: u.name, quotas: u })), ctx.now);
   return (
     <section class="panel" aria-labelledby="users-title">
       <h2 id="users-title">Users</h2>
@@ -62,9 +65,7 @@ export async function usersSection(ctx: SectionContext) {
           <thead>
             <tr>
               <th>Name</th>
-              <th class="num">Daily tokens</th>
-              <th class="num">Weekly tokens</th>
-              <th class="num">Monthly tokens</th>
+              <th>Tokens used of quota (UTC periods)</th>
               <th class="num">Max concurrent</th>
               <th></th>
             </tr>
@@ -73,10 +74,10 @@ export async function usersSection(ctx: SectionContext) {
             {users.length === 0
               ? (
                 <tr>
-                  <td colSpan={6} class="empty">No users yet.</td>
+                  <td colSpan={4} class="empty">No users yet.</td>
                 </tr>
               )
-              : users.map((u) => <UserRow key={u.name} u={u} csrf={ctx.csrf} />)}
+              : users.map((u) => <UserRow key={u.name} u={u} bars={bars.get(u.name)!} csrf={ctx.csrf} />)}
           </tbody>
         </table>
       </div>
