@@ -6,6 +6,7 @@ import { z } from "zod";
 import { parseRange } from "./policy/ip_address.ts";
 import { bodyMemoryFor, defaultBodyMemory } from "./http/body_budget.ts";
 import { checkDeployable, DEPLOY_SHUTDOWN_GRACE_MS, type Profile } from "./deploy_profile.ts";
+import { isHostname } from "./http/metrics_host.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -17,6 +18,13 @@ const ConfigSchema = z.object({
   /** A second listener serving only /metrics, without the admin token, for a scraper on a private network. */
   GATEWAY_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   GATEWAY_METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  /** Host names the metrics port answers besides addresses and localhost (comma-separated; DNS rebinding). */
+  GATEWAY_METRICS_HOSTNAMES: z.string().optional().transform((text, ctx) => {
+    const names = (text ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    const bad = names.find((name) => !isHostname(name));
+    if (bad !== undefined) ctx.addIssue({ code: "custom", message: `not a host name: ${bad}` });
+    return names;
+  }),
   /** Proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For is believed. */
   GATEWAY_TRUST_PROXY: z.string().optional().transform((text, ctx) => {
     const entries = (text ?? "").split(",").map((s) => s.trim()).filter(Boolean);
@@ -174,6 +182,7 @@ export interface Config {
   /** Where /metrics is also served without the token; undefined: only on the main port, behind the token. */
   metricsPort?: number;
   metricsHost: string;
+  metricsHostnames: string[];
   trustProxy: string[];
   maxBodyBytes: number;
   bodyTimeoutMs: number;
@@ -244,6 +253,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     adminToken: e.GATEWAY_ADMIN_TOKEN,
     metricsPort: e.GATEWAY_METRICS_PORT,
     metricsHost: e.GATEWAY_METRICS_HOST,
+    metricsHostnames: e.GATEWAY_METRICS_HOSTNAMES,
     trustProxy: e.GATEWAY_TRUST_PROXY,
     maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
     bodyTimeoutMs: e.GATEWAY_BODY_TIMEOUT_MS,

@@ -1,13 +1,32 @@
-/** @module The audit section: the latest changes from the CLI and the page, newest first. */
-import { actorText } from "../admin/audit_command.ts";
-import { changesText, listAudit } from "../audit/mod.ts";
+/** @module The audit section: the latest changes from the CLI, the page and the API, newest first. */
+import { listAudit } from "../audit/mod.ts";
+import { listKeys } from "../store/keys.ts";
+import { actorLabel, ChangeList } from "./audit_changes.tsx";
 import { utc } from "./format.ts";
+import { keyPath } from "./key_page.tsx";
 import type { SectionContext } from "./section_pages.tsx";
 
 const SHOWN = 200;
 
+/** What a change was made to: a key by its name and hint (linked to its page), anything else by its name. */
+function Target(props: { action: string; target: string; keys: Map<string, string> }) {
+  const name = props.action.startsWith("key.") ? props.keys.get(props.target) : undefined;
+  if (name === undefined) return <span>{props.target}</span>;
+  return (
+    <span>
+      <a href={keyPath(props.target)}>{name}</a>
+      <div class="muted">
+        <code>{props.target}</code>
+      </div>
+    </span>
+  );
+}
+
 export async function auditSection(ctx: SectionContext) {
   const records = await listAudit(ctx.kv, { limit: SHOWN });
+  const keys = new Map(
+    (await listKeys(ctx.kv)).map((k) => [k.id, k.name ? `${k.name} (${k.hint}…)` : `${k.hint}…`]),
+  );
   return (
     <section class="panel" aria-labelledby="audit-title">
       <header class="panel-head">
@@ -17,11 +36,11 @@ export async function auditSection(ctx: SectionContext) {
         </span>
       </header>
       <div class="table-wrap">
-        <table data-table="audit">
+        <table data-table="audit" class="audit">
           <thead>
             <tr>
               <th>Time (UTC)</th>
-              <th>Actor</th>
+              <th>By</th>
               <th>Action</th>
               <th>Target</th>
               <th>Changes</th>
@@ -37,12 +56,14 @@ export async function auditSection(ctx: SectionContext) {
               : records.map((r) => (
                 <tr key={r.id} data-audit={r.action}>
                   <td>{utc(r.time)}</td>
-                  <td>{actorText(r.actor)}</td>
+                  <td class="wrap">{actorLabel(r.actor)}</td>
                   <td>{r.action}</td>
-                  <td>
-                    <code>{r.target}</code>
+                  <td class="wrap">
+                    <Target action={r.action} target={r.target} keys={keys} />
                   </td>
-                  <td class="wrap">{changesText(r.changes)}</td>
+                  <td class="wrap changes-cell">
+                    <ChangeList changes={r.changes} />
+                  </td>
                 </tr>
               ))}
           </tbody>
