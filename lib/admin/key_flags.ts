@@ -9,6 +9,7 @@ import { allowDomain, allowIp, allowList } from "./net_rules.ts";
 import { isoInstant } from "./iso_time.ts";
 import type { Patch } from "./patch.ts";
 import { QUOTA_FLAGS } from "./user_commands.ts";
+import { SYSTEM_PROMPT_MODE_FLAG, systemPromptMode } from "./system_prompt_mode.ts";
 
 const CAPABILITIES = {
   tools: "tools",
@@ -32,6 +33,7 @@ export const KEY_CREATE_FLAGS = {
   thinking: { type: "boolean" },
   "force-json": { type: "boolean" },
   "system-prompt": { type: "string" },
+  ...SYSTEM_PROMPT_MODE_FLAG,
   "max-ctx": { type: "string" },
   "max-predict": { type: "string" },
   "default-ctx": { type: "string" },
@@ -94,6 +96,7 @@ export function keyPatch(flags: FlagReader): Patch<KeyPolicy> {
     allowIps: allowed(flags, "allow-ip", allowIp),
     allowDomains: allowed(flags, "allow-domain", allowDomain),
     systemPrompt: flags.optionalText("system-prompt"),
+    systemPromptMode: systemPromptMode(flags),
     maxCtx: flags.optionalCount("max-ctx"),
     maxPredict: flags.optionalCount("max-predict"),
     defaultCtx: flags.optionalCount("default-ctx"),
