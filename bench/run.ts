@@ -8,16 +8,25 @@
  *
  * BENCH_ROUNDS (default 5) and BENCH_SECONDS (seconds per load run, default 3) trade time for steadiness;
  * BENCH_SOAK_SECONDS (default 60) is the length of the streamed soak, run once per target at the end.
+ *
+ * Two more sections follow, each with processes of its own, its table and its results file: the Responses and
+ * Messages APIs against chat completions (bench/support/faces.ts, `faces.json`), and the gateway on a network
+ * store against one on a local store (bench/support/remote_store.ts, `remote_store.json`). `--only faces`,
+ * `--only remote` or `--only core` (or a comma-separated list) runs just those.
  */
 import { type Child, cpuTimeUs, memoryOf, runDeno, spawnDeno } from "./support/spawn.ts";
 import { startBenchGateway } from "./support/gateway_setup.ts";
 import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./support/load.ts";
 import { chunksPerSecond, median, medianFirstByteUs } from "./support/streaming.ts";
 import { benchTargets, ollamaTarget, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
-import { type Figures, markdownTable, peakRssTargetMb, rows } from "./support/report.ts";
+import { type Figures, markdownTable, peakRssTargetMb, type Row, rows } from "./support/report.ts";
 import { machineInfo } from "./support/machine.ts";
 import { streamedSoak } from "./support/soak.ts";
 import { upstreamClientFigures, type UpstreamFigures } from "./support/upstream_clients.ts";
+import { checked, inRounds, rotated } from "./support/rounds.ts";
+import { facesFigures, facesRows } from "./support/faces.ts";
+import { remoteStoreFigures, remoteStoreRows } from "./support/remote_store.ts";
+import { parseArgs } from "node:util";
 
 const ROUNDS = Math.max(1, Number(Deno.env.get("BENCH_ROUNDS") ?? 5));
 const SOAK_SECONDS = Math.max(15, Number(Deno.env.get("BENCH_SOAK_SECONDS") ?? 60));
@@ -32,24 +41,8 @@ const log = (line: string) => console.error(`bench: ${line}`);
 type PerTarget<T> = Record<TargetName, T[]>;
 const perTarget = <T>(): PerTarget<T> => ({ direct: [], bare: [], gateway: [], gatewayB: [] });
 
-/**
- * `f` of each round's pair, then the median: two targets are compared within a round, where they saw the same
- * machine, never across rounds.
- */
-function inRounds<A, B>(a: A[], b: B[], f: (a: A, b: B) => number): number {
-  return median(a.map((x, i) => f(x, b[i])));
-}
-
-/** A run with failed requests measures failures, not the gateway: stop rather than report it. */
-function checked(name: string, r: LoadResult): LoadResult {
-  if (r.errors > r.requests * 0.001) throw new Error(`${name}: ${r.errors} of ${r.requests} requests failed`);
-  return r;
-}
-
 /** The targets in a different order each round. */
-function rotation(round: number): TargetName[] {
-  return TARGET_NAMES.map((_, i) => TARGET_NAMES[(i + round) % TARGET_NAMES.length]);
-}
+const rotation = (round: number): TargetName[] => rotated(TARGET_NAMES, round);
 
 interface Run extends LoadResult {
   /** CPU time the target's own process spent per request (for direct, the backend's). */
@@ -178,10 +171,9 @@ async function smokeTest(targets: Record<TargetName, Target>) {
   }
 }
 
-async function main() {
+/** The gateway against the bare proxy and the backend: `bench/results/latest.json`. */
+async function coreSection(tool: LoadTool) {
   const started = new Date();
-  const tool = await chooseLoadTool(log);
-  log(`load generator: ${tool}; ${ROUNDS} rounds of ${SECONDS} s`);
   const children: Child[] = [];
   let gatewayClose: (() => Promise<void>) | undefined;
   let http: Awaited<ReturnType<typeof httpFigures>>;
@@ -283,6 +275,68 @@ async function main() {
   };
   await Deno.writeTextFile(resultsFile, JSON.stringify(result, null, 2) + "\n");
   log(`results written to ${resultsFile.pathname}`);
+}
+
+/**
+ * A section whose figures stand on their own: measured, printed as a table and written to
+ * `bench/results/<file>`.
+ */
+async function separateSection<F>(
+  tool: LoadTool,
+  file: string,
+  measure: (options: SectionOptions) => Promise<F>,
+  table: (figures: F) => Row[],
+) {
+  const started = new Date();
+  const figures = await measure({ tool, rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, log });
+  const rowsOf = table(figures);
+  console.log(markdownTable(rowsOf));
+  const url = new URL(`./results/${file}`, import.meta.url);
+  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  const result = {
+    startedAt: started.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: await machineInfo({ loadTool: tool }),
+    figures,
+    table: rowsOf,
+  };
+  await Deno.writeTextFile(url, JSON.stringify(result, null, 2) + "\n");
+  log(`results written to ${url.pathname}`);
+}
+
+interface SectionOptions {
+  tool: LoadTool;
+  rounds: number;
+  seconds: number;
+  connections: number;
+  log: (line: string) => void;
+}
+
+const SECTIONS = {
+  core: coreSection,
+  faces: (tool: LoadTool) => separateSection(tool, "faces.json", facesFigures, facesRows),
+  remote: (tool: LoadTool) => separateSection(tool, "remote_store.json", remoteStoreFigures, remoteStoreRows),
+};
+type Section = keyof typeof SECTIONS;
+
+/** `--only faces,remote` (or `--only=faces`, or `--only faces --only remote`): those sections; else all. */
+function chosenSections(args: string[]): Section[] {
+  const { values } = parseArgs({ args, options: { only: { type: "string", multiple: true } } });
+  const names = (values.only ?? []).flatMap((o) => o.split(",")).map((o) => o.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(n in SECTIONS));
+  if (unknown.length) {
+    throw new Error(
+      `unknown section ${unknown.join(", ")}: choose among ${Object.keys(SECTIONS).join(", ")}`,
+    );
+  }
+  return names.length ? [...new Set(names)] as Section[] : Object.keys(SECTIONS) as Section[];
+}
+
+async function main() {
+  const sections = chosenSections(Deno.args);
+  const tool = await chooseLoadTool(log);
+  log(`load generator: ${tool}; ${ROUNDS} rounds of ${SECONDS} s; ${sections.join(", ")}`);
+  for (const section of sections) await SECTIONS[section](tool);
 }
 
 await main();

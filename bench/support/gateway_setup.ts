@@ -17,7 +17,7 @@ export interface BenchGateway {
   close(): Promise<void>;
 }
 
-async function admin(env: Record<string, string>, ...args: string[]) {
+export async function admin(env: Record<string, string>, ...args: string[]) {
   return JSON.parse(await runDeno(["task", "--quiet", "admin", ...args, "--json"], env));
 }
 
@@ -64,11 +64,42 @@ export async function startBenchGateway(
 }
 
 /** `deno task start` without `deno` and the script: the bench runs the gateway exactly as operators do. */
-async function startTaskFlags(): Promise<string[]> {
+export async function startTaskFlags(): Promise<string[]> {
   const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
   const words = (config.tasks.start as string).split(/\s+/);
   if (words[0] !== "deno" || words.at(-1) !== "main.ts") {
     throw new Error(`unexpected start task: ${config.tasks.start}`);
   }
   return words.slice(1, -1);
+}
+
+export interface KeyedGateway {
+  child: Child;
+  /** Each key's secret, by the name it was asked for under. */
+  secrets: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The gateway on the store `env` names (`GATEWAY_KV`, with `DENO_KV_ACCESS_TOKEN` for a network store), the
+ * backend registered and one key per entry of `keys` (its `key create` flags beyond the model and the name).
+ * The store is the caller's to remove.
+ */
+export async function startKeyedGateway(
+  name: string,
+  backendUrl: string,
+  env: Record<string, string>,
+  keys: Record<string, string[]>,
+): Promise<KeyedGateway> {
+  await admin(env, "server", "add", "--name", "bench", "--url", backendUrl, "--model", BENCH_MODEL);
+  const secrets: Record<string, string> = {};
+  for (const [key, flags] of Object.entries(keys)) {
+    secrets[key] = (await admin(env, "key", "create", "--model", BENCH_MODEL, "--name", key, ...flags)).key;
+  }
+  const child = await spawnDeno({
+    name,
+    args: [...await startTaskFlags(), "main.ts"],
+    env: { ...env, PORT: "0", HOST: "127.0.0.1" },
+  });
+  return { child, secrets, stop: async () => void await child.stop() };
 }

@@ -72,13 +72,13 @@ export interface Row {
   pass?: boolean;
 }
 
-const us = (n: number) => `${Math.round(n).toLocaleString("en-US")} µs`;
-const ms = (n: number) => `${(n / 1000).toFixed(2)} ms`;
-const count = (n: number) => Math.round(n).toLocaleString("en-US");
-const pct = (n: number) => `${Math.round(n * 100)}%`;
+export const us = (n: number) => `${Math.round(n).toLocaleString("en-US")} µs`;
+export const ms = (n: number) => `${(n / 1000).toFixed(2)} ms`;
+export const count = (n: number) => Math.round(n).toLocaleString("en-US");
+export const pct = (n: number) => `${Math.round(n * 100)}%`;
 const mb = (n: number) => `${n.toFixed(1)} MB`;
 const signedPct = (ratio: number) => `${ratio >= 1 ? "+" : "−"}${Math.abs(Math.round((ratio - 1) * 100))}%`;
-const times = (ratio: number) => `× ${ratio.toFixed(2)}`;
+export const times = (ratio: number) => `× ${ratio.toFixed(2)}`;
 
 const ADDED_P50_TARGET_US = 250;
 const THROUGHPUT_TO_BARE = 0.7;

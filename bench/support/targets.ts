@@ -58,7 +58,7 @@ export function ollamaTarget(
   };
 }
 
-function gatewayTarget(baseUrl: string, secret: string): Target {
+export function gatewayTarget(baseUrl: string, secret: string): Target {
   const url = `${baseUrl}/v1/chat/completions`;
   const auth = { Authorization: `Bearer ${secret}` };
   return {

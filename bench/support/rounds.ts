@@ -1,0 +1,85 @@
+/**
+ * @module Comparing targets on a shared, noisy machine: each round loads every target once, in an order that
+ * rotates from round to round, and two targets are compared within a round, where they saw the same machine,
+ * before the median over rounds is taken.
+ */
+import { type LoadResult, type LoadSpec, type LoadTool, runLoad } from "./load.ts";
+import { cpuTimeUs } from "./spawn.ts";
+import { median } from "./streaming.ts";
+
+/** `f` of each round's pair, then the median. */
+export function inRounds<A, B>(a: A[], b: B[], f: (a: A, b: B) => number): number {
+  return median(a.map((x, i) => f(x, b[i])));
+}
+
+/** The items in a different order each round. */
+export function rotated<T>(items: readonly T[], round: number): T[] {
+  return items.map((_, i) => items[(i + round) % items.length]);
+}
+
+/** A run with failed requests measures failures, not the gateway: stop rather than report it. */
+export function checked(name: string, r: LoadResult): LoadResult {
+  if (r.errors > r.requests * 0.001) throw new Error(`${name}: ${r.errors} of ${r.requests} requests failed`);
+  return r;
+}
+
+export interface LoadTarget {
+  spec: Omit<LoadSpec, "connections" | "seconds">;
+  /** The process whose CPU time the target's requests are charged with. */
+  pid: number;
+}
+
+export interface RoundRun extends LoadResult {
+  /** CPU time the target's process spent per request. */
+  cpuUsPerRequest: number;
+}
+
+/**
+ * Every target loaded at 1 connection, then every target at `connections`, round after round, the order
+ * rotating; a short warm-up at full load first. Each target's runs, round by round.
+ */
+export async function loadInRounds<N extends string>(
+  targets: Record<N, LoadTarget>,
+  options: {
+    tool: LoadTool;
+    rounds: number;
+    seconds: number;
+    connections: number;
+    log: (line: string) => void;
+    what: string;
+  },
+): Promise<{ single: Record<N, RoundRun[]>; loaded: Record<N, RoundRun[]> }> {
+  const names = Object.keys(targets) as N[];
+  const empty = () => Object.fromEntries(names.map((n) => [n, [] as RoundRun[]])) as Record<N, RoundRun[]>;
+  const single = empty();
+  const loaded = empty();
+  const load = async (name: N, connections: number, seconds: number): Promise<RoundRun> => {
+    const { spec, pid } = targets[name];
+    const before = await cpuTimeUs(pid);
+    const r = checked(name, await runLoad(options.tool, { ...spec, connections, seconds }));
+    const after = await cpuTimeUs(pid);
+    return { ...r, cpuUsPerRequest: ((after ?? NaN) - (before ?? NaN)) / r.requests };
+  };
+  options.log(`${options.what}: warming up`);
+  for (const name of names) await load(name, options.connections, 2);
+  for (let round = 0; round < options.rounds; round++) {
+    options.log(
+      `${options.what}: round ${round + 1}/${options.rounds}, 1 and ${options.connections} connections`,
+    );
+    const order = rotated(names, round);
+    for (const name of order) single[name].push(await load(name, 1, options.seconds));
+    for (const name of order) loaded[name].push(await load(name, options.connections, options.seconds));
+  }
+  return { single, loaded };
+}
+
+/** Sends each target's request once and checks it is answered with the bench backend's text. */
+export async function smokeTest(targets: Record<string, LoadTarget>): Promise<void> {
+  for (const [name, { spec }] of Object.entries(targets)) {
+    const res = await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body });
+    const text = await res.text();
+    if (res.status !== 200 || !text.includes("Hello from the bench backend")) {
+      throw new Error(`${name} answered ${res.status}: ${text.slice(0, 300)}`);
+    }
+  }
+}
