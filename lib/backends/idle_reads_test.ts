@@ -1,8 +1,22 @@
 import assert from "node:assert/strict";
 import { BackendFailure } from "../errors.ts";
-import { withIdleTimeout } from "./stream_reading.ts";
+import { IdleReads } from "./idle_reads.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Every read of `source` through an idle bound, as the stream reader makes them. */
+async function* withIdleTimeout<T>(source: AsyncIterator<T>, idleMs: number, onTimeout: () => void) {
+  const reads = new IdleReads(source, idleMs, onTimeout);
+  try {
+    for (;;) {
+      const read = await reads.next();
+      if (read.done) return;
+      yield read.value;
+    }
+  } finally {
+    reads.close();
+  }
+}
 
 /**
  * A source that yields as soon as it is asked, until `more()` says no; then, with `stall`, it waits until

@@ -3,24 +3,29 @@
  * object, or an end without `done` all break the stream with a GatewayError.
  */
 import { BackendFailure, BadGateway } from "../errors.ts";
-import type { ChatEvent, ChatRequest } from "../chat/types.ts";
+import type { ChatDelta, ChatEvent, ChatRequest } from "../chat/types.ts";
 import { errorMessage, type OpenResponse } from "./http_call.ts";
 import { answerChars, type AnswerCheck, answerTokens } from "./answer_values.ts";
 import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
-import { type EventStream, lineFraming, readEventStream, type StreamLimits } from "./stream_reading.ts";
+import {
+  type EventStream,
+  lineFraming,
+  type PayloadDecoder,
+  readEventStream,
+  type StreamLimits,
+} from "./stream_reading.ts";
 
-async function* ollamaEvents(
-  lines: AsyncIterable<string>,
-  seen: { model?: string },
-  req: ChatRequest,
-  check: AnswerCheck,
-): AsyncGenerator<ChatEvent> {
-  let calledTools = false;
-  let modelRead = false;
-  // What was passed on, for an estimate should the final counts be invalid.
-  let chars = 0;
-  for await (const line of lines) {
-    if (!line.trim()) continue;
+class OllamaDecoder implements PayloadDecoder {
+  model?: string;
+  #calledTools = false;
+  #modelRead = false;
+  /** What was passed on, for an estimate should the final counts be invalid. */
+  #chars = 0;
+
+  constructor(private readonly req: ChatRequest, private readonly check: AnswerCheck) {}
+
+  payload(line: string, out: ChatEvent[]): boolean {
+    if (!line.trim()) return false;
     let raw: unknown;
     try {
       raw = JSON.parse(line);
@@ -33,33 +38,35 @@ async function* ollamaEvents(
     if ("error" in raw) {
       throw new BackendFailure(`model server reported an error: ${errorMessage(line)}`, true, true);
     }
-    const chunk = readOllamaObject(raw as Record<string, unknown>, check);
+    const chunk = readOllamaObject(raw as Record<string, unknown>, this.check);
     const model = (raw as { model?: unknown }).model;
-    if (!modelRead && model !== undefined) {
-      modelRead = true;
-      seen.model = check.name(model, "model");
+    if (!this.#modelRead && model !== undefined) {
+      this.#modelRead = true;
+      this.model = this.check.name(model, "model");
     }
     const { content, thinking, toolCalls } = chunk;
-    calledTools ||= toolCalls.length > 0;
+    this.#calledTools ||= toolCalls.length > 0;
     if (content || thinking || toolCalls.length) {
-      chars += answerChars(content, thinking, toolCalls);
-      yield {
-        type: "delta",
-        ...(thinking ? { thinking } : {}),
-        ...(content ? { content } : {}),
-        ...(toolCalls.length ? { toolCalls } : {}),
-      };
+      this.#chars += answerChars(content, thinking, toolCalls);
+      const delta: ChatDelta = { type: "delta" };
+      if (thinking) delta.thinking = thinking;
+      if (content) delta.content = content;
+      if (toolCalls.length) delta.toolCalls = toolCalls;
+      out.push(delta);
     }
-    if (chunk.done) {
-      yield {
-        type: "done",
-        finishReason: finishReasonOf(chunk.length, calledTools),
-        ...answerTokens(chunk.promptTokens, chunk.completionTokens, req, () => chars),
-      };
-      return;
-    }
+    if (!chunk.done) return false;
+    const chars = this.#chars;
+    out.push({
+      type: "done",
+      finishReason: finishReasonOf(chunk.length, this.#calledTools),
+      ...answerTokens(chunk.promptTokens, chunk.completionTokens, this.req, () => chars),
+    });
+    return true;
   }
-  throw new BadGateway("The model server's stream ended before the answer was complete");
+
+  end(): void {
+    throw new BadGateway("The model server's stream ended before the answer was complete");
+  }
 }
 
 export function readOllamaStream(
@@ -68,11 +75,5 @@ export function readOllamaStream(
   check: AnswerCheck,
   limits: StreamLimits,
 ): Promise<EventStream> {
-  return readEventStream(
-    open,
-    lineFraming(),
-    (lines, seen) => ollamaEvents(lines, seen, req, check),
-    req.model,
-    limits,
-  );
+  return readEventStream(open, lineFraming(), new OllamaDecoder(req, check), req.model, limits);
 }

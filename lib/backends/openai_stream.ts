@@ -3,7 +3,7 @@
  * fragments (arguments split across chunks); they are reassembled and passed on whole, at the finish.
  */
 import { BackendFailure, BadGateway } from "../errors.ts";
-import type { ChatEvent, ChatRequest, ToolCall } from "../chat/types.ts";
+import type { ChatDelta, ChatEvent, ChatRequest, ToolCall } from "../chat/types.ts";
 import { errorMessage, type OpenResponse } from "./http_call.ts";
 import {
   type AnswerCheck,
@@ -23,7 +23,13 @@ import {
   type Usage,
   usageOf,
 } from "./openai_answer.ts";
-import { type EventStream, readEventStream, sseFraming, type StreamLimits } from "./stream_reading.ts";
+import {
+  type EventStream,
+  type PayloadDecoder,
+  readEventStream,
+  sseFraming,
+  type StreamLimits,
+} from "./stream_reading.ts";
 
 interface PartialCall {
   id?: string;
@@ -44,24 +50,23 @@ function addFragments(parts: unknown[], calls: Map<number, PartialCall>, check: 
   }
 }
 
-async function* openaiEvents(
-  data: AsyncIterable<string>,
-  seen: { model?: string },
-  req: ChatRequest,
-  check: AnswerCheck,
-): AsyncGenerator<ChatEvent> {
-  const calls = new Map<number, PartialCall>();
-  let finish: string | undefined;
-  let usage: Usage | undefined;
-  let ended = false;
-  let modelRead = false;
-  // What was passed on, for an estimate should the usage be missing or invalid.
-  let chars = 0;
-  for await (const payload of data) {
+class OpenAIDecoder implements PayloadDecoder {
+  model?: string;
+  readonly #calls = new Map<number, PartialCall>();
+  #finish: string | undefined;
+  #usage: Usage | undefined;
+  #modelRead = false;
+  /** What was passed on, for an estimate should the usage be missing or invalid. */
+  #chars = 0;
+
+  constructor(private readonly req: ChatRequest, private readonly check: AnswerCheck) {}
+
+  payload(payload: string, out: ChatEvent[]): boolean {
     if (payload === "[DONE]") {
-      ended = true;
-      break;
+      this.#done(out);
+      return true;
     }
+    const check = this.check;
     let raw: unknown;
     try {
       raw = JSON.parse(payload);
@@ -72,40 +77,54 @@ async function* openaiEvents(
     if (chunk.error) {
       throw new BackendFailure(`model server reported an error: ${errorMessage(payload)}`, true, true);
     }
-    if (!modelRead && chunk.model !== undefined) {
-      modelRead = true;
-      seen.model = check.name(chunk.model, "model");
+    if (!this.#modelRead && chunk.model !== undefined) {
+      this.#modelRead = true;
+      this.model = check.name(chunk.model, "model");
     }
-    if (chunk.usage !== undefined && chunk.usage !== null) usage = usageOf(chunk.usage, check);
+    if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = usageOf(chunk.usage, check);
     const choices = listOf(chunk.choices, "choices");
-    if (!choices.length) continue;
+    if (!choices.length) return false;
     const choice = objectOf(choices[0], "a choice");
     const delta = optionalObject(choice.delta, "a delta");
     const content = textOf(delta.content, "content");
     const thinking = check.reasoning(delta.reasoning_content) ?? check.reasoning(delta.reasoning);
     const parts = listOf(delta.tool_calls, "tool calls");
-    if (parts.length) addFragments(parts, calls, check);
+    if (parts.length) addFragments(parts, this.#calls, check);
     if (content || thinking) {
-      chars += content.length + (thinking?.length ?? 0);
-      yield { type: "delta", ...(thinking ? { thinking } : {}), ...(content ? { content } : {}) };
+      this.#chars += content.length + (thinking?.length ?? 0);
+      const event: ChatDelta = { type: "delta" };
+      if (thinking) event.thinking = thinking;
+      if (content) event.content = content;
+      out.push(event);
     }
-    finish = finishOf(choice.finish_reason, check) ?? finish;
+    this.#finish = finishOf(choice.finish_reason, check) ?? this.#finish;
+    return false;
   }
-  // The usage chunk comes after the finish reason: a stream cut off between the two (a clean close without
-  // [DONE]) would otherwise complete with zero tokens, billed as the backend's count.
-  if (!finish || !ended) {
+
+  /**
+   * The usage chunk comes after the finish reason: a stream cut off between the two (a clean close without
+   * [DONE]) would otherwise complete with zero tokens, billed as the backend's count.
+   */
+  end(): void {
     throw new BadGateway("The model server's stream ended before the answer was complete");
   }
-  const toolCalls: ToolCall[] = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => {
-    chars += c.name.length + c.args.length;
-    return { ...(c.id ? { id: c.id } : {}), name: toolName(c.name), arguments: toolArguments(c.args) };
-  });
-  if (toolCalls.length) yield { type: "delta", toolCalls };
-  yield {
-    type: "done",
-    finishReason: internalFinish(finish, toolCalls.length > 0),
-    ...answerTokens(usage?.prompt, usage?.completion, req, () => chars),
-  };
+
+  /** `[DONE]`: the reassembled tool calls, then the end with the counts. */
+  #done(out: ChatEvent[]): void {
+    const finish = this.#finish;
+    if (!finish) throw new BadGateway("The model server's stream ended before the answer was complete");
+    let chars = this.#chars;
+    const toolCalls: ToolCall[] = [...this.#calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => {
+      chars += c.name.length + c.args.length;
+      return { ...(c.id ? { id: c.id } : {}), name: toolName(c.name), arguments: toolArguments(c.args) };
+    });
+    if (toolCalls.length) out.push({ type: "delta", toolCalls });
+    out.push({
+      type: "done",
+      finishReason: internalFinish(finish, toolCalls.length > 0),
+      ...answerTokens(this.#usage?.prompt, this.#usage?.completion, this.req, () => chars),
+    });
+  }
 }
 
 export function readOpenAIStream(
@@ -114,11 +133,5 @@ export function readOpenAIStream(
   check: AnswerCheck,
   limits: StreamLimits,
 ): Promise<EventStream> {
-  return readEventStream(
-    open,
-    sseFraming(),
-    (data, seen) => openaiEvents(data, seen, req, check),
-    req.model,
-    limits,
-  );
+  return readEventStream(open, sseFraming(), new OpenAIDecoder(req, check), req.model, limits);
 }

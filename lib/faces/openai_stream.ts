@@ -21,8 +21,13 @@ export function openaiStreamRenderer(
     created: Math.floor(ctx.startedAt / 1000),
     model: ctx.model,
   };
+  // Every chunk repeats the stream's fields around its delta: encoded once per stream, not once per chunk.
+  const head = `data: ${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":`;
+  const tail = `,"logprobs":null,"finish_reason":null}]}\n\n`;
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    sse({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    finish === null
+      ? head + JSON.stringify(delta) + tail
+      : sse({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
   let started = false;
   let toolIndex = 0;
 

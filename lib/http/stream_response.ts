@@ -84,7 +84,8 @@ export function streamResponse(
   ...headers: Record<string, string>[]
 ): Response {
   const encoder = new TextEncoder();
-  const events = stream.events[Symbol.asyncIterator]();
+  const events = stream.events;
+  const take = events.take?.bind(events);
   const end: StreamEnd = { clientLeft: false, deliveredChars: 0 };
   let ended = false;
   let forget = () => {};
@@ -142,26 +143,32 @@ export function streamResponse(
     },
     async pull(controller) {
       waitingSince = undefined;
+      // Events that came in one backend read go out in one chunk: one write instead of one per event.
+      let out = "";
       try {
         for (;;) {
-          const next = await events.next();
-          // Ended by the gateway while this read waited: the event was never delivered.
-          if (ended) return;
-          if (next.done) throw new BackendFailure("the model server's stream ended early", false, true);
-          const event = next.value;
+          let event = take?.();
+          if (event === undefined) {
+            if (out) {
+              send(controller, out);
+              return waitForClient();
+            }
+            const next = await events.next();
+            // Ended by the gateway while this read waited: the event was never delivered.
+            if (ended) return;
+            if (next.done) throw new BackendFailure("the model server's stream ended early", false, true);
+            event = next.value;
+          }
           end.deliveredChars += deltaChars(event);
           const text = renderer.event(event);
           if (event.type === "done") {
             end.done = event;
             stream.finish();
-            send(controller, text);
+            send(controller, out + text);
             controller.close();
             return finish();
           }
-          if (text) {
-            send(controller, text);
-            return waitForClient();
-          }
+          out += text;
         }
       } catch (error) {
         if (ended) return;
@@ -169,7 +176,7 @@ export function streamResponse(
           ? error
           : new BackendFailure("the model server's stream broke off", false, true);
         stream.abort();
-        send(controller, renderer.error(end.error));
+        send(controller, out + renderer.error(end.error));
         controller.close();
         finish();
       }
