@@ -6,6 +6,14 @@ import type { ClusterRecord } from "../store/records.ts";
 import type { CommandContext, CommandResult, Noun } from "./command.ts";
 import { type FlagReader, NONE, recordName, UsageError } from "./flags.ts";
 import { fields, table } from "./output.ts";
+import { unchanged } from "./patch.ts";
+
+const MEMBER_FLAG = {
+  type: "string",
+  multiple: true,
+  value: "NAME",
+  help: "a member server (repeat for more; none alone means no members)",
+} as const;
 
 function one(cluster: ClusterRecord, headline: string): CommandResult {
   const body = fields([
@@ -41,6 +49,10 @@ async function update(ctx: CommandContext, flags: FlagReader, name: string): Pro
     throw new UsageError(`nothing to change; give --server NAME… (or --server ${NONE} to empty the cluster)`);
   }
   const servers = members(given);
+  const current = await ctx.catalog.clusters.get(name);
+  if (unchanged(current, { ...current, servers })) {
+    return one(current, `Nothing changed: cluster ${JSON.stringify(name)} already has these servers.`);
+  }
   const cluster = await ctx.catalog.clusters.update(
     name,
     (c) => ({ ...c, servers }),
@@ -51,9 +63,17 @@ async function update(ctx: CommandContext, flags: FlagReader, name: string): Pro
 }
 
 export const CLUSTER_VERBS: Noun = {
-  add: { flags: { name: { type: "string" }, server: { type: "string", multiple: true } }, run: add },
+  add: {
+    flags: {
+      name: { type: "string", value: "NAME", help: "the cluster's name (required)" },
+      server: MEMBER_FLAG,
+    },
+    help: "create a named group of servers that keys can be pinned to",
+    run: add,
+  },
   list: {
     flags: {},
+    help: "list the clusters and their servers",
     async run(ctx) {
       const clusters = await ctx.catalog.clusters.list();
       return {
@@ -62,10 +82,16 @@ export const CLUSTER_VERBS: Noun = {
       };
     },
   },
-  update: { flags: { server: { type: "string", multiple: true } }, operand: "NAME", run: update },
+  update: {
+    flags: { server: MEMBER_FLAG },
+    operand: "NAME",
+    help: "replace a cluster's member list with the --server names given",
+    run: update,
+  },
   remove: {
     flags: {},
     operand: "NAME",
+    help: "delete a cluster (refused while an active key uses it)",
     async run(ctx, _flags, name) {
       return one(await ctx.catalog.removeCluster(name), `Removed cluster ${JSON.stringify(name)}.`);
     },

@@ -12,8 +12,8 @@ import { FlagReader, UsageError } from "./flags.ts";
 import { parseArgsProblem } from "./parse_problem.ts";
 import { USAGE_COMMAND } from "./usage_commands.ts";
 import { AUDIT_COMMAND } from "./audit_command.ts";
-import { commandContext, execute, NOUNS } from "./execute.ts";
-import { HELP_FLAGS, helpText } from "./help.ts";
+import { commandContext, execute, NOUN_HELP, NOUNS } from "./execute.ts";
+import { HELP_FLAGS, HELP_WORD, helpText } from "./help.ts";
 
 /** Commands that take no verb: the word after the command is already a flag. */
 const SINGLE_COMMANDS: Record<string, Verb> = {
@@ -45,28 +45,74 @@ function choose<T>(table: Record<string, T>, word: string | undefined, what: str
   return table[word];
 }
 
+/** The flag that may stand for a verb's operand (`--name` for NAME), unless the verb uses that flag already. */
+function operandFlag(verb: Verb): string | undefined {
+  const flag = verb.operand?.toLowerCase();
+  return flag !== undefined && !Object.hasOwn(verb.flags, flag) ? flag : undefined;
+}
+
+type ParseOptions = Record<string, { type: "string" | "boolean"; multiple: boolean }>;
+
+/** A flag given twice would silently lose its first value; only lists may be built up that way. */
+function refuseRepeats(tokens: { kind: string; name?: string }[], options: ParseOptions): void {
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== "option" || token.name === undefined || options[token.name]?.multiple) continue;
+    if (seen.has(token.name)) {
+      throw new UsageError(`--${token.name} given twice (give it once; only repeatable flags take several)`);
+    }
+    seen.add(token.name);
+  }
+}
+
 function parse(verb: Verb, args: string[]): { flags: FlagReader; json: boolean; operand: string } {
-  const options = { ...verb.flags, json: { type: "boolean" as const } };
+  const byFlag = operandFlag(verb);
+  const options: ParseOptions = {};
+  for (const [name, spec] of Object.entries(verb.flags)) {
+    options[name] = { type: spec.type, multiple: spec.multiple === true };
+  }
+  if (byFlag) options[byFlag] = { type: "string", multiple: false };
+  options.json = { type: "boolean", multiple: false };
   let parsed;
   try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true, tokens: true });
   } catch (error) {
     throw parseArgsProblem(error, Object.keys(options)) ?? error;
   }
-  const { values, positionals } = parsed;
-  const operands = verb.operand ? 1 : 0;
-  if (positionals.length < operands) throw new UsageError(`missing ${verb.operand}`);
-  if (positionals.length > operands) {
-    throw new UsageError(`unexpected argument ${JSON.stringify(positionals[operands])}`);
+  const { values, positionals, tokens } = parsed;
+  refuseRepeats(tokens, options);
+  let operands = positionals;
+  if (byFlag) {
+    const named = values[byFlag];
+    delete values[byFlag];
+    if (typeof named === "string" && positionals.length) {
+      throw new UsageError(
+        `${verb.operand} given twice (as ${JSON.stringify(positionals[0])} and as --${byFlag})`,
+      );
+    }
+    if (typeof named === "string") operands = [named];
   }
-  return { flags: new FlagReader(values), json: values.json === true, operand: positionals[0] ?? "" };
+  const wanted = verb.operand ? 1 : 0;
+  if (operands.length < wanted) {
+    const either = byFlag ? ` (give it as ${verb.operand} or --${byFlag})` : "";
+    throw new UsageError(`missing ${verb.operand}${either}`);
+  }
+  if (operands.length > wanted) {
+    throw new UsageError(`unexpected argument ${JSON.stringify(operands[wanted])}`);
+  }
+  return { flags: new FlagReader(values), json: values.json === true, operand: operands[0] ?? "" };
 }
 
-/** `--help` anywhere: the help of the command before it, printed as text, or as a JSON string under `--json`. */
+/** `--help` anywhere, or `help` first: the help of the command named, as text, or a JSON string under `--json`. */
 export function helpOutcome(args: string[]): CommandOutcome | undefined {
-  if (!args.some((arg) => HELP_FLAGS.has(arg))) return undefined;
-  const words = args.filter((arg) => !HELP_FLAGS.has(arg) && arg !== "--json");
-  const text = helpText(words, NOUNS, SINGLE_COMMANDS);
+  const asked = args[0] === HELP_WORD
+    ? args.slice(1)
+    : args.some((arg) => HELP_FLAGS.has(arg))
+    ? args
+    : undefined;
+  if (!asked) return undefined;
+  const words = asked.filter((arg) => !HELP_FLAGS.has(arg) && arg !== "--json");
+  const text = helpText(words, { nouns: NOUNS, nounHelp: NOUN_HELP, singles: SINGLE_COMMANDS });
   return { exitCode: 0, stdout: args.includes("--json") ? JSON.stringify(text) : text, result: text };
 }
 

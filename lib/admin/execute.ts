@@ -22,18 +22,32 @@ export const NOUNS: Record<string, Noun> = {
   key: KEY_VERBS,
 };
 
+/** What each noun is, for `--help`. */
+export const NOUN_HELP: Record<string, string> = {
+  server: "backends and the models they carry",
+  cluster: "named groups of servers that keys can be pinned to",
+  user: "owners of keys, with token quotas shared by all their keys",
+  key: "the API keys clients present, and each key's policy",
+};
+
 export function commandContext(kv: Deno.Kv, now: () => Date): CommandContext {
   return { kv, catalog: new Catalog(kv), now };
 }
 
-/** The records the trail follows, as the CLI prints them: no digest, no server API key. */
+/**
+ * The records the trail follows, as the CLI prints them: no digest, no server API key; the API key is handed
+ * over as a secret, so replacing it is recorded as a change without its value.
+ */
 const describe: Describe = (key, value) => {
   const [prefix, name, ...rest] = key;
   if (rest.length || typeof name !== "string" || value === null || typeof value !== "object") {
     return undefined;
   }
   if (prefix === KV_KEYS.keys) return { target: name, view: keyView(value as KeyRecord) };
-  if (prefix === KV_KEYS.servers) return { target: name, view: serverJson(value as ServerRecord) };
+  if (prefix === KV_KEYS.servers) {
+    const server = value as ServerRecord;
+    return { target: name, view: serverJson(server), secrets: { apiKey: server.apiKey } };
+  }
   if (prefix === KV_KEYS.clusters || prefix === KV_KEYS.users) {
     return { target: name, view: { ...value as Record<string, unknown> } };
   }

@@ -58,9 +58,14 @@ export class FlagReader {
     return this.values[name] !== undefined;
   }
 
-  /** Whether anything besides `--json` was given; an update without changes is a mistake worth reporting. */
-  anyGiven(): boolean {
-    return Object.entries(this.values).some(([name, value]) => name !== "json" && value !== undefined);
+  /**
+   * Whether anything besides `--json` (and the switches in `besides`, which change nothing by themselves) was
+   * given; an update without changes is a mistake worth reporting.
+   */
+  anyGiven(...besides: string[]): boolean {
+    return Object.entries(this.values).some(([name, value]) =>
+      name !== "json" && !besides.includes(name) && value !== undefined
+    );
   }
 
   bool(name: string): boolean {

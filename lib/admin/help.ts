@@ -1,52 +1,100 @@
 /**
- * @module `--help`: what the CLI accepts, read from the same tables it parses with, so the help cannot name a
- * flag the command refuses or miss one it takes. What each flag does is the README's and the operations
- * contract's to say.
+ * @module `--help` (and `help`): what the CLI accepts and what each part does, read from the same tables it
+ * parses with, so the help cannot name a flag the command refuses, miss one it takes, or leave one unexplained
+ * (a flag's type and its description are one entry).
  */
 import type { FlagSpec, Noun, Verb } from "./command.ts";
 
 export const HELP_FLAGS = new Set(["--help", "-h"]);
+/** `admin help [COMMAND…]` is `admin [COMMAND…] --help`. */
+export const HELP_WORD = "help";
 
 const PROGRAM = "deno task admin [--gateway URL [--token TOKEN]]";
-const COMMON = "Every command takes --json (print one JSON value) and --help.";
+const COMMON = [
+  "Every command takes --json (print one JSON value) and --help. A flag is given once, except those marked",
+  "repeatable. Where a command takes NAME or ID, --name NAME or --id ID says the same.",
+].join("\n");
 
-function flagLines(flags: Record<string, FlagSpec>): string[] {
-  const shown = Object.entries(flags).map(([name, spec]) => [
-    spec.type === "string" ? `--${name} VALUE` : `--${name}`,
-    spec.multiple ? "repeatable" : "",
+/** The commands there are, for the overview: nouns with their verbs, and the commands that are a noun alone. */
+export interface HelpTables {
+  nouns: Record<string, Noun>;
+  /** What each noun is, in a phrase. */
+  nounHelp: Record<string, string>;
+  singles: Record<string, Verb>;
+}
+
+/** Two columns: what is typed, and what it means; the second starts at the same place on every line. */
+function columns(rows: [string, string][]): string[] {
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`.trimEnd());
+}
+
+function flagRows(flags: Record<string, FlagSpec>): [string, string][] {
+  const rows = Object.entries(flags).map(([name, spec]): [string, string] => [
+    spec.type === "string" ? `--${name} ${spec.value ?? "VALUE"}` : `--${name}`,
+    spec.multiple ? `${spec.help} [repeatable]` : spec.help,
   ]);
-  shown.push(["--json", "print one JSON value"]);
-  const width = Math.max(...shown.map(([flag]) => flag.length));
-  return shown.map(([flag, note]) => `  ${note ? `${flag.padEnd(width)}  ${note}` : flag}`);
+  rows.push(["--json", "print one JSON value instead of text"], ["--help", "print this help"]);
+  return rows;
 }
 
 function verbUsage(verb: Verb): string {
   return [verb.operand, Object.keys(verb.flags).length ? "[flags]" : ""].filter(Boolean).join(" ");
 }
 
+function sentence(phrase: string): string {
+  return `${phrase[0].toUpperCase()}${phrase.slice(1)}.`;
+}
+
+function verbHelp(command: string, verb: Verb): string {
+  const lines = [`${PROGRAM} ${command} ${verbUsage(verb)}`.trimEnd(), "", sentence(verb.help)];
+  const operandFlag = verb.operand?.toLowerCase();
+  if (verb.operand && operandFlag && !Object.hasOwn(verb.flags, operandFlag)) {
+    lines.push(`${verb.operand} may also be given as --${operandFlag} ${verb.operand}.`);
+  }
+  lines.push("", "Flags:", ...columns(flagRows(verb.flags)));
+  return lines.join("\n");
+}
+
 /** The help for the command that `words` (the command line without its help flag) begins with. */
-export function helpText(
-  words: string[],
-  nouns: Record<string, Noun>,
-  singles: Record<string, Verb>,
-): string {
+export function helpText(words: string[], tables: HelpTables): string {
+  const { nouns, nounHelp, singles } = tables;
   const [nounWord, verbWord] = words;
   const single = nounWord !== undefined && Object.hasOwn(singles, nounWord) ? singles[nounWord] : undefined;
   const noun = nounWord !== undefined && Object.hasOwn(nouns, nounWord) ? nouns[nounWord] : undefined;
   const verb = single ??
     (noun && verbWord !== undefined && Object.hasOwn(noun, verbWord) ? noun[verbWord] : undefined);
-  if (verb) {
-    const command = single ? nounWord : `${nounWord} ${verbWord}`;
-    return [`${PROGRAM} ${command} ${verbUsage(verb)}`.trimEnd(), "", "Flags:", ...flagLines(verb.flags)]
+  if (verb) return verbHelp(single ? nounWord : `${nounWord} ${verbWord}`, verb);
+  if (noun) {
+    const verbs = columns(
+      Object.entries(noun).map(([name, v]) => [`${nounWord} ${name} ${verbUsage(v)}`.trimEnd(), v.help]),
+    );
+    return [
+      `${PROGRAM} ${nounWord} <verb> ...`,
+      "",
+      sentence(nounHelp[nounWord]),
+      "",
+      "Verbs:",
+      ...verbs,
+      "",
+      COMMON,
+    ]
       .join("\n");
   }
-  if (noun) {
-    const verbs = Object.entries(noun).map(([name, v]) => `  ${nounWord} ${name} ${verbUsage(v)}`.trimEnd());
-    return [`${PROGRAM} ${nounWord} <verb> ...`, "", "Verbs:", ...verbs, "", COMMON].join("\n");
-  }
-  const commands = [
-    ...Object.entries(nouns).map(([name, n]) => `  ${name} ${Object.keys(n).join("|")}`),
-    ...Object.keys(singles).map((name) => `  ${name}`),
-  ];
-  return [`${PROGRAM} <command> [flags]`, "", "Commands:", ...commands, "", COMMON].join("\n");
+  const commands = columns([
+    ...Object.entries(nouns).map(([name, n]): [string, string] => [
+      `${name} ${Object.keys(n).join("|")}`,
+      nounHelp[name],
+    ]),
+    ...Object.entries(singles).map(([name, v]): [string, string] => [name, v.help]),
+  ]);
+  return [
+    `${PROGRAM} <command> [flags]`,
+    "",
+    "Commands:",
+    ...commands,
+    "",
+    COMMON,
+    "deno task admin COMMAND --help (or deno task admin help COMMAND) shows what a command takes.",
+  ].join("\n");
 }

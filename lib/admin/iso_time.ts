@@ -1,7 +1,7 @@
 /**
- * @module Reading `--expires`. Only ISO-8601 is accepted, not whatever `Date.parse` tolerates, and a time
- * without an offset is taken as UTC: quota periods are UTC too, and the admin's local zone should not
- * silently shift when a key dies.
+ * @module Reading the ISO-8601 form of `--expires` and `--since`. Only ISO-8601 is accepted, not whatever
+ * `Date.parse` tolerates, and a time without an offset is taken as UTC: quota periods are UTC too, and the
+ * admin's local zone should not silently shift when a key dies.
  */
 import { UsageError } from "./flags.ts";
 

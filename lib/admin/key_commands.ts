@@ -7,7 +7,8 @@ import { createKey, getKey, listKeys, revokeKey, rotateKey, updateKey } from "..
 import { basePolicy, type KeyRecord } from "../store/records.ts";
 import type { CommandContext, CommandResult, Noun } from "./command.ts";
 import { type FlagReader, modelTag, UsageError } from "./flags.ts";
-import { applyPatch, spreadable } from "./patch.ts";
+import { applyPatch, spreadable, unchanged } from "./patch.ts";
+import { requireOfferedModel } from "./model_offer.ts";
 import { fields, table } from "./output.ts";
 import { checkDefaults, KEY_CREATE_FLAGS, KEY_UPDATE_FLAGS, keyPatch } from "./key_flags.ts";
 import { durationMs } from "./duration.ts";
@@ -74,10 +75,11 @@ function one(key: KeyRecord, now: Date, headline?: string): CommandResult {
 }
 
 async function create(ctx: CommandContext, flags: FlagReader): Promise<CommandResult> {
-  const policy = applyPatch(basePolicy(modelTag("model", flags.required("model"))), keyPatch(flags));
+  const now = ctx.now();
+  const policy = applyPatch(basePolicy(modelTag("model", flags.required("model"))), keyPatch(flags, now));
   checkDefaults(policy);
   await ctx.catalog.requireKeyRefs(policy);
-  const now = ctx.now();
+  if (!flags.bool("force")) await requireOfferedModel(ctx.catalog, policy);
   const { record, secret } = await createKey(ctx.kv, policy, now);
   const human = [
     `Created key ${record.id}.`,
@@ -110,11 +112,19 @@ async function rotate(ctx: CommandContext, flags: FlagReader, id: string): Promi
 }
 
 async function update(ctx: CommandContext, flags: FlagReader, id: string): Promise<CommandResult> {
-  if (!flags.anyGiven()) throw new UsageError("nothing to change; give at least one flag");
-  const patch = keyPatch(flags);
-  checkDefaults(applyPatch(await getKey(ctx.kv, id), patch));
-  await ctx.catalog.requireKeyRefs({ cluster: patch.cluster ?? undefined, user: patch.user ?? undefined });
+  if (!flags.anyGiven("force")) throw new UsageError("nothing to change; give at least one flag");
   const now = ctx.now();
+  const patch = keyPatch(flags, now);
+  const current = await getKey(ctx.kv, id);
+  const next = applyPatch(current, patch);
+  checkDefaults(next);
+  // A revoked key is refused by the store however little the update asks.
+  if (!current.revokedAt && unchanged(current, next)) {
+    return one(current, now, `Nothing changed: key ${id} already has these settings.`);
+  }
+  await ctx.catalog.requireKeyRefs({ cluster: patch.cluster ?? undefined, user: patch.user ?? undefined });
+  const routed = patch.model !== undefined || patch.cluster !== undefined;
+  if (routed && !flags.bool("force")) await requireOfferedModel(ctx.catalog, next);
   return one(await updateKey(ctx.kv, id, spreadable(patch), now), now, `Updated key ${id}.`);
 }
 
@@ -129,23 +139,46 @@ async function list(ctx: CommandContext): Promise<CommandResult> {
 }
 
 export const KEY_VERBS: Noun = {
-  create: { flags: KEY_CREATE_FLAGS, run: create },
-  list: { flags: {}, run: list },
+  create: {
+    flags: KEY_CREATE_FLAGS,
+    help: "issue an API key for one model; its secret is printed once",
+    run: create,
+  },
+  list: { flags: {}, help: "list the keys with their status", run: list },
   show: {
     flags: {},
     operand: "ID",
+    help: "show one key's settings (never its secret)",
     async run(ctx, _flags, id) {
       return one(await getKey(ctx.kv, id), ctx.now());
     },
   },
-  update: { flags: KEY_UPDATE_FLAGS, operand: "ID", run: update },
+  update: {
+    flags: KEY_UPDATE_FLAGS,
+    operand: "ID",
+    help: "change the given settings of a key; lists given replace the old ones",
+    run: update,
+  },
   revoke: {
     flags: {},
     operand: "ID",
+    help: "end every secret of the key at once",
     async run(ctx, _flags, id) {
       const now = ctx.now();
       return one(await revokeKey(ctx.kv, id, now), now, `Revoked key ${id}.`);
     },
   },
-  rotate: { flags: { grace: { type: "string" } }, operand: "ID", run: rotate },
+  rotate: {
+    flags: {
+      grace: {
+        type: "string",
+        value: "DURATION",
+        help:
+          `how long the previous secret keeps working: 90s, 30m, 24h, 7d (at most 30d; default ${DEFAULT_GRACE})`,
+      },
+    },
+    operand: "ID",
+    help: "give the key a new secret, printed once; same id, settings and history",
+    run: rotate,
+  },
 };

@@ -67,8 +67,8 @@ Deno.test("key create validates values (exit 2) and references (exit 1)", async 
     [["--rpm", "0"], /--rpm must be a positive integer/],
     [["--rpm", "ten"], /--rpm must be a positive integer/],
     [["--max-ctx", "1e3"], /--max-ctx/],
-    [["--expires", "tomorrow"], /--expires must be an ISO-8601 date/],
-    [["--expires", "2026-02-30"], /--expires must be an ISO-8601 date/],
+    [["--expires", "tomorrow"], /--expires must be a duration like 30m, 24h or 7d, or an ISO-8601 date/],
+    [["--expires", "2026-02-30"], /--expires must be a duration .* or an ISO-8601 date/],
     [["--allow-ip", "10.0.0.0/33"], /--allow-ip must be an IP address or CIDR/],
     [["--allow-ip", "example.com"], /--allow-ip/],
     [["--allow-domain", "https://example.com"], /--allow-domain must be a host name/],
@@ -184,7 +184,7 @@ Deno.test("key update refuses contradictions, unknown refs and empty changes", a
   assert.match(await admin.fails(1, "key", "update", id, "--cluster", "ghost"), /No cluster named "ghost"/);
   assert.match(await admin.fails(1, "key", "update", "key_nope", "--rpm", "5"), /No key with id key_nope/);
   assert.match(await admin.fails(2, "key", "update", id, "--rpm", "-1"), /--rpm/);
-  assert.equal((await admin.json("key", "update", id, "--model", "qwen2")).model, "qwen2");
+  assert.equal((await admin.json("key", "update", id, "--model", "qwen2", "--force")).model, "qwen2");
 });
 
 Deno.test("key revoke removes the key from authentication but keeps the record", async () => {

@@ -6,7 +6,7 @@ import type { KeyPolicy, KeyPriority } from "../store/records.ts";
 import type { FlagSpec } from "./command.ts";
 import { type FlagReader, modelTag, NONE, recordName, UsageError } from "./flags.ts";
 import { allowDomain, allowIp, allowList } from "./net_rules.ts";
-import { isoInstant } from "./iso_time.ts";
+import { expiryInstant } from "./time_flags.ts";
 import type { Patch } from "./patch.ts";
 import { QUOTA_FLAGS } from "./user_commands.ts";
 import { SYSTEM_PROMPT_MODE_FLAG, systemPromptMode } from "./system_prompt_mode.ts";
@@ -18,41 +18,95 @@ const CAPABILITIES = {
   "force-json": "forceJson",
 } as const satisfies Record<string, keyof KeyPolicy>;
 
+const NONE_CLEARS = "none clears";
+
 export const KEY_CREATE_FLAGS = {
-  model: { type: "string" },
-  name: { type: "string" },
-  cluster: { type: "string" },
-  user: { type: "string" },
-  expires: { type: "string" },
-  rpm: { type: "string" },
+  model: {
+    type: "string",
+    value: "TAG",
+    help: "the model the key may use, by a server's tag or alias (required on create)",
+  },
+  force: { type: "boolean", help: "accept a --model that no server (of the key's cluster) carries yet" },
+  name: { type: "string", value: "LABEL", help: `a label for people; not unique (${NONE_CLEARS})` },
+  cluster: {
+    type: "string",
+    value: "NAME",
+    help: `only this cluster's servers serve the key (${NONE_CLEARS})`,
+  },
+  user: {
+    type: "string",
+    value: "NAME",
+    help: `the user who owns the key and shares its quotas (${NONE_CLEARS})`,
+  },
+  expires: {
+    type: "string",
+    value: "WHEN",
+    help: `when the key stops working: ISO-8601 (2026-12-31) or from now (30d, 12h); not in the past ` +
+      `(${NONE_CLEARS})`,
+  },
+  rpm: { type: "string", value: "N", help: `requests per minute (${NONE_CLEARS})` },
   ...QUOTA_FLAGS,
-  "allow-ip": { type: "string", multiple: true },
-  "allow-domain": { type: "string", multiple: true },
-  tools: { type: "boolean" },
-  vision: { type: "boolean" },
-  thinking: { type: "boolean" },
-  "force-json": { type: "boolean" },
-  "system-prompt": { type: "string" },
+  "allow-ip": {
+    type: "string",
+    multiple: true,
+    value: "CIDR",
+    help: "only clients from these addresses (repeatable; none alone clears)",
+  },
+  "allow-domain": {
+    type: "string",
+    multiple: true,
+    value: "DOMAIN",
+    help: "only browser pages from example.com or *.example.com (repeatable; none alone clears)",
+  },
+  tools: { type: "boolean", help: "allow tool (function) calls" },
+  vision: { type: "boolean", help: "allow images in messages" },
+  thinking: { type: "boolean", help: "let the model reason first (otherwise thinking is turned off)" },
+  "force-json": { type: "boolean", help: "always ask the model for JSON output" },
+  "system-prompt": {
+    type: "string",
+    value: "TEXT",
+    help: `a system message put first in every conversation (${NONE_CLEARS})`,
+  },
   ...SYSTEM_PROMPT_MODE_FLAG,
-  "max-ctx": { type: "string" },
-  "max-predict": { type: "string" },
-  "default-ctx": { type: "string" },
-  "default-predict": { type: "string" },
-  priority: { type: "string" },
+  "max-ctx": {
+    type: "string",
+    value: "N",
+    help: `ceiling on the context window a request asks for (${NONE_CLEARS})`,
+  },
+  "max-predict": {
+    type: "string",
+    value: "N",
+    help: `ceiling on tokens generated per request (${NONE_CLEARS})`,
+  },
+  "default-ctx": {
+    type: "string",
+    value: "N",
+    help: `context window when a request names none (${NONE_CLEARS})`,
+  },
+  "default-predict": {
+    type: "string",
+    value: "N",
+    help: `tokens to generate when a request names no limit (${NONE_CLEARS})`,
+  },
+  priority: {
+    type: "string",
+    value: "high|normal|low",
+    help: "place in the wait queue when servers are busy",
+  },
 } satisfies Record<string, FlagSpec>;
 
 export const KEY_UPDATE_FLAGS = {
   ...KEY_CREATE_FLAGS,
-  "no-tools": { type: "boolean" },
-  "no-vision": { type: "boolean" },
-  "no-thinking": { type: "boolean" },
-  "no-force-json": { type: "boolean" },
+  "no-tools": { type: "boolean", help: "forbid tool calls" },
+  "no-vision": { type: "boolean", help: "forbid images" },
+  "no-thinking": { type: "boolean", help: "turn the model's reasoning off" },
+  "no-force-json": { type: "boolean", help: "stop forcing JSON answers" },
 } satisfies Record<string, FlagSpec>;
 
-function expiry(flags: FlagReader): string | null | undefined {
+function expiry(flags: FlagReader, now: Date): string | null | undefined {
   const raw = flags.string("expires");
   if (raw === undefined) return undefined;
-  return raw === NONE ? null : isoInstant("expires", raw);
+  return raw === NONE ? null : expiryInstant("expires", raw, now);
 }
 
 function reference(flags: FlagReader, flag: string): string | null | undefined {
@@ -80,14 +134,15 @@ function priority(flags: FlagReader): KeyPriority | null | undefined {
   return found === "normal" ? null : found;
 }
 
-export function keyPatch(flags: FlagReader): Patch<KeyPolicy> {
+/** The change the flags make; `now` is what `--expires 30d` counts from and what it must lie after. */
+export function keyPatch(flags: FlagReader, now: Date): Patch<KeyPolicy> {
   const model = flags.string("model");
   const patch: Patch<KeyPolicy> = {
     model: model === undefined ? undefined : modelTag("model", model),
     name: flags.optionalText("name"),
     cluster: reference(flags, "cluster"),
     user: reference(flags, "user"),
-    expiresAt: expiry(flags),
+    expiresAt: expiry(flags, now),
     rpm: flags.optionalCount("rpm"),
     dailyTokens: flags.optionalCount("daily-tokens"),
     weeklyTokens: flags.optionalCount("weekly-tokens"),

@@ -5,8 +5,15 @@ import { digestSecret } from "../store/key_secret.ts";
 import { StoreView } from "../store/view.ts";
 import { AdminHarness } from "./test_harness.ts";
 
+/** Keys are refused for a model no server carries, so each test starts with one that carries it. */
+async function withServer(): Promise<AdminHarness> {
+  const admin = await AdminHarness.open();
+  await admin.json("server", "add", "--name", "gpu1", "--url", "http://gpu1:11434", "--model", "llama3");
+  return admin;
+}
+
 Deno.test("key rotate issues a new secret for the same key; the old one works until the grace ends", async () => {
-  using admin = await AdminHarness.open();
+  using admin = await withServer();
   const created = await admin.json("key", "create", "--model", "llama3", "--name", "bot", "--rpm", "7");
   const oldDigest = await digestSecret(created.key);
   const rotated = await admin.json("key", "rotate", created.id, "--grace", "90s");
@@ -35,7 +42,7 @@ Deno.test("key rotate issues a new secret for the same key; the old one works un
 });
 
 Deno.test("the gateway's key cache honours the end of the grace period to the millisecond", async () => {
-  using admin = await AdminHarness.open();
+  using admin = await withServer();
   const created = await admin.json("key", "create", "--model", "llama3");
   const rotated = await admin.json("key", "rotate", created.id, "--grace", "30m");
   let clock = admin.now.getTime();
@@ -54,7 +61,7 @@ Deno.test("the gateway's key cache honours the end of the grace period to the mi
 });
 
 Deno.test("grace 0 ends the old secret at once; revoke ends both; a second rotation ends the first", async () => {
-  using admin = await AdminHarness.open();
+  using admin = await withServer();
   const created = await admin.json("key", "create", "--model", "llama3");
   const first = await admin.json("key", "rotate", created.id, "--grace", "0");
   assert.equal(first.previousValidUntil, admin.now.toISOString());
@@ -89,7 +96,7 @@ Deno.test("grace 0 ends the old secret at once; revoke ends both; a second rotat
 });
 
 Deno.test("key rotate refuses bad durations and unknown keys with one line", async () => {
-  using admin = await AdminHarness.open();
+  using admin = await withServer();
   const { id } = await admin.json("key", "create", "--model", "llama3");
   for (const bad of ["24", "1w", "1.5h", "soon", ""]) {
     assert.match(

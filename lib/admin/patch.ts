@@ -2,6 +2,7 @@
  * @module Partial changes to records. Updates distinguish "leave as is" from "clear", which a plain
  * `Partial<T>` cannot express, hence `null` for "clear".
  */
+import { isDeepStrictEqual } from "node:util";
 
 /** A value sets the field, `null` clears it, an absent (or undefined) field stays as it is. */
 export type Patch<T> = { [K in keyof T]?: T[K] | null };
@@ -22,4 +23,14 @@ export function spreadable<T extends object>(patch: Patch<T>): Partial<T> {
     if (value !== undefined) out[field] = value ?? undefined;
   }
   return out as Partial<T>;
+}
+
+/**
+ * Whether an update would leave `record` as it is (its `updatedAt` aside). Such an update is not written, so it
+ * neither bumps the record's time nor leaves an audit entry that changed nothing.
+ */
+export function unchanged<T extends object>(record: T, next: T): boolean {
+  const { updatedAt: _a, ...before } = record as Record<string, unknown>;
+  const { updatedAt: _b, ...after } = next as Record<string, unknown>;
+  return isDeepStrictEqual(before, after);
 }

@@ -5,7 +5,7 @@
 import type { ServedModel, ServerRecord } from "../store/records.ts";
 import type { CommandContext, CommandResult, Noun, Verb } from "./command.ts";
 import { type FlagReader, recordName, UsageError } from "./flags.ts";
-import { applyPatch } from "./patch.ts";
+import { applyPatch, unchanged } from "./patch.ts";
 import { fields, table } from "./output.ts";
 import { servedModels, SERVER_FLAGS, serverPatch, serverUrl } from "./server_flags.ts";
 
@@ -45,9 +45,17 @@ function one(server: ServerRecord, headline?: string): CommandResult {
 const setEnabled = (enabled: boolean): Verb => ({
   flags: {},
   operand: "NAME",
+  help: enabled
+    ? "let the server take requests again"
+    : "take the server out of routing (it stays configured)",
   async run(ctx, _flags, name) {
+    const state = enabled ? "enabled" : "disabled";
+    const current = await ctx.catalog.servers.get(name);
+    if (current.enabled === enabled) {
+      return one(current, `Nothing changed: server ${JSON.stringify(name)} is already ${state}.`);
+    }
     const server = await ctx.catalog.servers.update(name, (s) => ({ ...s, enabled }), undefined, ctx.now());
-    return one(server, `Server ${JSON.stringify(name)} ${enabled ? "enabled" : "disabled"}.`);
+    return one(server, `Server ${JSON.stringify(name)} ${state}.`);
   },
 });
 
@@ -63,14 +71,23 @@ async function add(ctx: CommandContext, flags: FlagReader): Promise<CommandResul
 async function update(ctx: CommandContext, flags: FlagReader, name: string): Promise<CommandResult> {
   if (!flags.anyGiven()) throw new UsageError("nothing to change; give at least one flag");
   const patch = serverPatch(flags);
+  const current = await ctx.catalog.servers.get(name);
+  if (unchanged(current, applyPatch(current, patch))) {
+    return one(current, `Nothing changed: server ${JSON.stringify(name)} already has these settings.`);
+  }
   const server = await ctx.catalog.servers.update(name, (s) => applyPatch(s, patch), undefined, ctx.now());
   return one(server, `Updated server ${JSON.stringify(name)}.`);
 }
 
 export const SERVER_VERBS: Noun = {
-  add: { flags: { name: { type: "string" }, ...SERVER_FLAGS }, run: add },
+  add: {
+    flags: { name: { type: "string", value: "NAME", help: "the server's name (required)" }, ...SERVER_FLAGS },
+    help: "register a backend and the models it carries (--name, --url and --model are required)",
+    run: add,
+  },
   list: {
     flags: {},
+    help: "list the servers",
     async run(ctx) {
       const servers = await ctx.catalog.servers.list();
       const rows = servers.map((s) => [
@@ -90,16 +107,23 @@ export const SERVER_VERBS: Noun = {
   show: {
     flags: {},
     operand: "NAME",
+    help: "show one server's settings (its API key only as set or not set)",
     async run(ctx, _flags, name) {
       return one(await ctx.catalog.servers.get(name));
     },
   },
-  update: { flags: { ...SERVER_FLAGS, enabled: { type: "boolean" } }, operand: "NAME", run: update },
+  update: {
+    flags: { ...SERVER_FLAGS, enabled: { type: "boolean", help: "put the server back into routing" } },
+    operand: "NAME",
+    help: "change the given settings of a server; --model replaces its whole model list",
+    run: update,
+  },
   enable: setEnabled(true),
   disable: setEnabled(false),
   remove: {
     flags: {},
     operand: "NAME",
+    help: "delete a server (refused while a cluster names it)",
     async run(ctx, _flags, name) {
       return one(await ctx.catalog.removeServer(name), `Removed server ${JSON.stringify(name)}.`);
     },

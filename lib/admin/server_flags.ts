@@ -8,15 +8,40 @@ import type { FlagSpec } from "./command.ts";
 import type { Patch } from "./patch.ts";
 
 export const SERVER_FLAGS = {
-  url: { type: "string" },
-  model: { type: "string", multiple: true },
-  weight: { type: "string" },
-  kind: { type: "string" },
-  "max-ctx": { type: "string" },
-  "max-predict": { type: "string" },
-  "api-key": { type: "string" },
-  slots: { type: "string" },
-  disabled: { type: "boolean" },
+  url: {
+    type: "string",
+    value: "URL",
+    help: "the backend's base address, http or https (the gateway appends the API paths)",
+  },
+  model: {
+    type: "string",
+    multiple: true,
+    value: "TAG[=ALIAS]",
+    help: "a model the server carries, by the backend's tag; ALIAS is the name format-B clients see",
+  },
+  weight: {
+    type: "string",
+    value: "N",
+    help: "share of traffic against other servers of a model (default 1)",
+  },
+  kind: { type: "string", value: "ollama|openai", help: "the backend's API (default ollama)" },
+  "max-ctx": {
+    type: "string",
+    value: "N",
+    help: "context window ceiling for requests sent here (none clears)",
+  },
+  "max-predict": {
+    type: "string",
+    value: "N",
+    help: "ceiling on tokens generated per request (none clears)",
+  },
+  "api-key": {
+    type: "string",
+    value: "SECRET",
+    help: "bearer key the backend wants; never printed (none clears)",
+  },
+  slots: { type: "string", value: "N", help: "requests the server runs at once (none clears)" },
+  disabled: { type: "boolean", help: "keep the server out of routing until enabled" },
 } satisfies Record<string, FlagSpec>;
 
 export function serverUrl(raw: string): string {

@@ -1,6 +1,6 @@
 /**
- * @module `admin usage`: the ledger's records and the token totals of the current UTC day, ISO week and
- * month. A command without verbs, since it only reads. Totals come from the counters the quotas are
+ * @module `admin usage`: the ledger's records, newest first (as `admin audit` lists changes), and the token
+ * totals of the current UTC day, ISO week and month. A command without verbs, since it only reads. Totals come from the counters the quotas are
  * enforced with, not from adding up the listed records, so they show what the policy sees.
  */
 import { getKey } from "../store/keys.ts";
@@ -9,7 +9,7 @@ import { periodEnds, periodKeys } from "../usage/periods.ts";
 import type { UsageRecord } from "../usage/types.ts";
 import type { CommandContext, CommandResult, Verb } from "./command.ts";
 import type { FlagReader } from "./flags.ts";
-import { isoInstant } from "./iso_time.ts";
+import { sinceInstant } from "./time_flags.ts";
 import { table } from "./output.ts";
 
 type TotalsTable = Record<string, Totals>;
@@ -21,7 +21,7 @@ async function totalsFor(ctx: CommandContext, scope: TotalsScope, ids: Iterable<
 }
 
 function recordsTable(records: UsageRecord[]): string {
-  const headers = ["TIME", "KEY", "USER", "MODEL", "SERVER", "FORMAT", "STREAM", "STATUS"];
+  const headers = ["TIME", "KEY", "USER", "MODEL", "SERVER", "FORMAT", "STREAM", "STATUS", "HTTP", "CODE"];
   headers.push("PROMPT", "COMPLETION", "LATENCY MS", "TTFB MS");
   const rows = records.map((r) => [
     r.time,
@@ -32,6 +32,8 @@ function recordsTable(records: UsageRecord[]): string {
     r.format,
     r.stream,
     r.status,
+    r.httpStatus,
+    r.errorCode,
     r.promptTokens,
     r.completionTokens,
     r.latencyMs,
@@ -52,14 +54,14 @@ async function usage(ctx: CommandContext, flags: FlagReader): Promise<CommandRes
   const keyId = flags.string("key");
   const user = flags.string("user");
   const sinceRaw = flags.string("since");
-  const since = sinceRaw === undefined ? undefined : new Date(isoInstant("since", sinceRaw));
+  const now = ctx.now();
+  const since = sinceRaw === undefined ? undefined : sinceInstant("since", sinceRaw, now);
   const limit = flags.count("limit");
   // Unknown names are refused rather than answered with an empty, plausible-looking report.
   if (keyId !== undefined) await getKey(ctx.kv, keyId);
   if (user !== undefined) await ctx.catalog.users.get(user);
 
-  const now = ctx.now();
-  const records = await listUsage(ctx.kv, { keyId, user, since, limit });
+  const records = await listUsage(ctx.kv, { keyId, user, since, limit, newestFirst: true });
   const given = keyId !== undefined || user !== undefined;
   const keyIds = given ? [keyId] : records.map((r) => r.keyId);
   const users = given ? [user] : records.map((r) => r.user);
@@ -85,10 +87,15 @@ async function usage(ctx: CommandContext, flags: FlagReader): Promise<CommandRes
 
 export const USAGE_COMMAND: Verb = {
   flags: {
-    key: { type: "string" },
-    user: { type: "string" },
-    since: { type: "string" },
-    limit: { type: "string" },
+    key: { type: "string", value: "ID", help: "only this key's records and totals" },
+    user: { type: "string", value: "NAME", help: "only this user's records and totals" },
+    since: {
+      type: "string",
+      value: "WHEN",
+      help: "only records from then on: ISO-8601 (2026-11-01) or a time ago (24h, 7d)",
+    },
+    limit: { type: "string", value: "N", help: "at most the newest N records (default 1000)" },
   },
+  help: "usage records, newest first, and the token totals of the current day, week and month",
   run: usage,
 };

@@ -74,6 +74,7 @@ Deno.test("--max-concurrent on users: set, shown, refused below 1, cleared with 
 Deno.test("user remove is refused while the user owns an active key", async () => {
   using admin = await AdminHarness.open();
   await admin.json("user", "add", "--name", "alice");
+  await admin.json("server", "add", "--name", "s", "--url", "http://s:11434", "--model", "m");
   const key = await admin.json("key", "create", "--model", "m", "--user", "alice");
   assert.match(await admin.fails(1, "user", "remove", "alice"), /User "alice" owns key\(s\) key_/);
   await admin.json("key", "revoke", key.id);

@@ -1,6 +1,7 @@
 /**
  * @module Reading the ledger back, oldest first: the order rows are stored in (and records within a row),
- * so a listing with `since` is one range scan from that instant forward and needs no sorting.
+ * so a listing with `since` is one range scan from that instant forward and needs no sorting. Newest first is
+ * the same scan run backwards.
  */
 import { encodeTime, TIME_MAX } from "ulid";
 import type { UsageRecord } from "./types.ts";
@@ -21,6 +22,8 @@ export interface UsageFilter {
   since?: Date;
   /** At most this many records (default 1000). */
   limit?: number;
+  /** Newest first (the reverse of the recording order), so `limit` keeps the latest records. */
+  newestFirst?: boolean;
 }
 
 export const DEFAULT_LIST_LIMIT = 1000;
@@ -37,17 +40,31 @@ function selector(prefix: Deno.KvKey, since: Date | undefined): Deno.KvListSelec
   return since ? { prefix, start: [...prefix, lowerBound(since)] } : { prefix };
 }
 
+/** The items of one row in the listing's order. */
+function ordered<T>(items: Iterable<T>, newestFirst: boolean): Iterable<T> {
+  return newestFirst ? [...items].reverse() : items;
+}
+
 /** The ledger's records in order: every batch row from `since` on. */
-async function* allRecords(kv: Deno.Kv, since?: Date): AsyncGenerator<UsageRecord> {
+async function* allRecords(
+  kv: Deno.Kv,
+  since: Date | undefined,
+  reverse: boolean,
+): AsyncGenerator<UsageRecord> {
   // A row holds up to 250 records (one in a store from before batching).
-  for await (const entry of kv.list<LedgerRow>(selector([USAGE_PREFIX], since), { batchSize: 20 })) {
-    yield* rowRecords(entry.value);
+  for await (const entry of kv.list<LedgerRow>(selector([USAGE_PREFIX], since), { batchSize: 20, reverse })) {
+    yield* ordered(rowRecords(entry.value), reverse);
   }
 }
 
 /** One key's records in order: its index rows name the places of its records in the batch rows. */
-async function* keyRecords(kv: Deno.Kv, keyId: string, since?: Date): AsyncGenerator<UsageRecord> {
-  const index = kv.list<IndexRow>(selector([USAGE_BY_KEY_PREFIX, keyId], since), { batchSize: 100 });
+async function* keyRecords(
+  kv: Deno.Kv,
+  keyId: string,
+  since: Date | undefined,
+  reverse: boolean,
+): AsyncGenerator<UsageRecord> {
+  const index = kv.list<IndexRow>(selector([USAGE_BY_KEY_PREFIX, keyId], since), { batchSize: 100, reverse });
   let pending: Deno.KvEntry<IndexRow>[] = [];
   const resolve = async function* () {
     const places = pending.filter((e) => e.value instanceof Uint8Array);
@@ -63,8 +80,9 @@ async function* keyRecords(kv: Deno.Kv, keyId: string, since?: Date): AsyncGener
       // A batch row and its index rows are written in one commit; a missing one would be a damaged store.
       if (row === null) continue;
       // Only the records this key's index row names are decoded, not the whole batch.
-      if (isBatchRow(row)) { for (const place of entry.value) yield decodeRecord(row, place); }
-      else yield* rowRecords(row);
+      if (isBatchRow(row)) {
+        for (const place of ordered(entry.value, reverse)) yield decodeRecord(row, place);
+      } else yield* ordered(rowRecords(row), reverse);
     }
     pending = [];
   };
@@ -76,7 +94,7 @@ async function* keyRecords(kv: Deno.Kv, keyId: string, since?: Date): AsyncGener
 }
 
 /**
- * Records matching `filter`, oldest first (by row id, then place in the row: the order the ledger recorded
+ * Records matching `filter`, oldest first unless `newestFirst` (by row id, then place in the row: the order the ledger recorded
  * them in, which is their time's order except for a record queued after a newer one). A key filter scans
  * that key's index; a user filter alone scans the whole ledger.
  */
@@ -88,7 +106,10 @@ export async function listUsage(kv: Deno.Kv, filter: UsageFilter = {}): Promise<
   const since = filter.since;
   const sinceMs = since?.getTime() ?? -Infinity;
   if (Number.isNaN(sinceMs)) throw new RangeError("Cannot list usage: since is an invalid date");
-  const source = filter.keyId === undefined ? allRecords(kv, since) : keyRecords(kv, filter.keyId, since);
+  const reverse = filter.newestFirst === true;
+  const source = filter.keyId === undefined
+    ? allRecords(kv, since, reverse)
+    : keyRecords(kv, filter.keyId, since, reverse);
   const out: UsageRecord[] = [];
   for await (const rec of source) {
     // Row ids never precede their records' times, but a row may hold records from before `since`
