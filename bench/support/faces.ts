@@ -9,7 +9,7 @@ import type { LoadTool } from "./load.ts";
 import { startBenchGateway } from "./gateway_setup.ts";
 import { type Child, spawnDeno } from "./spawn.ts";
 import { gatewayTarget, ollamaTarget } from "./targets.ts";
-import { inRounds, loadInRounds, type LoadTarget, type RoundRun, smokeTest } from "./rounds.ts";
+import { loadInRounds, type LoadTarget, perRound, type RoundRun, smokeTest } from "./rounds.ts";
 import { median } from "./streaming.ts";
 import { count, pct, type Row, times, us } from "./report.ts";
 
@@ -30,8 +30,13 @@ export interface FacesFigures {
   requestsPerSec: Record<Target, number>;
   /** CPU time of the target's own process per request at full concurrency (direct: the backend's). */
   cpuUsPerRequest: Record<Target, number>;
-  /** Each face's figure ÷ chat completions', within a round, then the median. */
-  toChat: Record<Face, { addedP50: number; requestsPerSec: number; cpuUsPerRequest: number }>;
+  /** Each face's figure ÷ chat completions', within a round, then the median; and round by round. */
+  toChat: Record<Face, {
+    addedP50: number;
+    requestsPerSec: number;
+    cpuUsPerRequest: number;
+    rounds: { addedP50: number[]; requestsPerSec: number[] };
+  }>;
 }
 
 const JSON_TYPE = { "Content-Type": "application/json" };
@@ -92,8 +97,9 @@ export async function facesFigures(options: {
   const of = <T extends string>(names: readonly T[], f: (name: T) => number) =>
     Object.fromEntries(names.map((n) => [n, f(n)])) as Record<T, number>;
   const all = ["direct", "chat", ...FACES] as const;
-  const ratio = (face: Face, pick: (r: RoundRun) => number) =>
-    inRounds(loaded[face], loaded.chat, (f, c) => pick(f) / pick(c));
+  const ratios = (face: Face, pick: (r: RoundRun) => number) =>
+    perRound(loaded[face], loaded.chat, (f, c) => pick(f) / pick(c));
+  const addedRatios = (face: Face) => perRound(added(face), added("chat"), (f, c) => f / c);
   return {
     rounds: options.rounds,
     secondsPerRun: options.seconds,
@@ -103,12 +109,16 @@ export async function facesFigures(options: {
     requestsPerSec: of(all, (t) => median(loaded[t].map((r) => r.requestsPerSec))),
     cpuUsPerRequest: of(all, (t) => median(loaded[t].map((r) => r.cpuUsPerRequest))),
     toChat: Object.fromEntries(FACES.map((face) => [face, {
-      addedP50: inRounds(added(face), added("chat"), (f, c) => f / c),
-      requestsPerSec: ratio(face, (r) => r.requestsPerSec),
-      cpuUsPerRequest: ratio(face, (r) => r.cpuUsPerRequest),
+      addedP50: median(addedRatios(face)),
+      requestsPerSec: median(ratios(face, (r) => r.requestsPerSec)),
+      cpuUsPerRequest: median(ratios(face, (r) => r.cpuUsPerRequest)),
+      rounds: { addedP50: addedRatios(face), requestsPerSec: ratios(face, (r) => r.requestsPerSec) },
     }])) as FacesFigures["toChat"],
   };
 }
+
+/** The lowest and highest of the rounds' ratios. */
+const range = (ratios: number[]) => `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
 
 const FACE_LABEL: Record<Face, string> = { responses: "/v1/responses", messages: "/v1/messages" };
 
@@ -130,7 +140,8 @@ export function facesRows(f: FacesFigures): Row[] {
       return [
         {
           figure: `${FACE_LABEL[face]} vs chat completions: added latency p50, 1 connection`,
-          value: `${us(f.addedP50Us[face])} vs ${us(f.addedP50Us.chat)} (${times(r.addedP50)})`,
+          value: `${us(f.addedP50Us[face])} vs ${us(f.addedP50Us.chat)} (${times(r.addedP50)}; ` +
+            `rounds ${range(r.rounds.addedP50)})`,
           target: `within ${pct(SPREAD)} (≤ × ${(1 + SPREAD).toFixed(2)})`,
           pass: r.addedP50 <= 1 + SPREAD,
         },

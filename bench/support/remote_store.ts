@@ -13,7 +13,7 @@ import type { LoadTool } from "./load.ts";
 import { type KeyedGateway, startKeyedGateway } from "./gateway_setup.ts";
 import { type Child, spawnDeno } from "./spawn.ts";
 import { gatewayTarget } from "./targets.ts";
-import { inRounds, loadInRounds, type LoadTarget, type RoundRun, smokeTest } from "./rounds.ts";
+import { loadInRounds, type LoadTarget, perRound, type RoundRun, smokeTest } from "./rounds.ts";
 import { median } from "./streaming.ts";
 import { count, ms, type Row, times, us } from "./report.ts";
 
@@ -38,6 +38,7 @@ export interface KeyFigures {
   remoteRequestsPerSec: number;
   /** Each round's remote throughput ÷ its local one, then the median. */
   toLocal: number;
+  rounds: { overLocalUs: number[]; toLocal: number[] };
 }
 
 export interface RemoteStoreFigures {
@@ -64,17 +65,24 @@ async function storeRoundTripUs(kv: Deno.Kv): Promise<number> {
   return median(times);
 }
 
-function keyFigures(single: Record<Pair, RoundRun[]>, loaded: Record<Pair, RoundRun[]>, key: KeyName) {
+function keyFigures(
+  single: Record<Pair, RoundRun[]>,
+  loaded: Record<Pair, RoundRun[]>,
+  key: KeyName,
+): KeyFigures {
   const local = `local-${key}` as const;
   const remote = `remote-${key}` as const;
   const mid = (runs: RoundRun[], pick: (r: RoundRun) => number) => median(runs.map(pick));
+  const overLocalUs = perRound(single[remote], single[local], (r, l) => r.p50Us - l.p50Us);
+  const toLocal = perRound(loaded[remote], loaded[local], (r, l) => r.requestsPerSec / l.requestsPerSec);
   return {
     localP50Us: mid(single[local], (r) => r.p50Us),
     remoteP50Us: mid(single[remote], (r) => r.p50Us),
-    overLocalUs: inRounds(single[remote], single[local], (r, l) => r.p50Us - l.p50Us),
+    overLocalUs: median(overLocalUs),
     localRequestsPerSec: mid(loaded[local], (r) => r.requestsPerSec),
     remoteRequestsPerSec: mid(loaded[remote], (r) => r.requestsPerSec),
-    toLocal: inRounds(loaded[remote], loaded[local], (r, l) => r.requestsPerSec / l.requestsPerSec),
+    toLocal: median(toLocal),
+    rounds: { overLocalUs, toLocal },
   };
 }
 
@@ -155,9 +163,13 @@ export function remoteStoreRows(f: RemoteStoreFigures): Row[] {
   return f.latencies.flatMap((l): Row[] => {
     const at = `Remote store, ${l.injectedMs} ms injected (a read: ${ms(l.measuredRoundTripUs)})`;
     const p50 = (k: KeyFigures) =>
-      `${us(k.remoteP50Us)} vs ${us(k.localP50Us)} local (${signedUs(k.overLocalUs)})`;
+      `${us(k.remoteP50Us)} vs ${us(k.localP50Us)} local (${signedUs(k.overLocalUs)}; rounds ` +
+      `${signedUs(Math.min(...k.rounds.overLocalUs))} to ${signedUs(Math.max(...k.rounds.overLocalUs))})`;
     const rps = (k: KeyFigures) =>
-      `${count(k.remoteRequestsPerSec)} vs ${count(k.localRequestsPerSec)} local (${times(k.toLocal)})`;
+      `${count(k.remoteRequestsPerSec)} vs ${count(k.localRequestsPerSec)} local (${
+        times(k.toLocal)
+      }; rounds ` +
+      `${Math.min(...k.rounds.toLocal).toFixed(2)}–${Math.max(...k.rounds.toLocal).toFixed(2)})`;
     const rpmBound = l.injectedMs * 1000 + PLAIN_OVER_LOCAL_US;
     return [
       {

@@ -9,7 +9,12 @@ import { median } from "./streaming.ts";
 
 /** `f` of each round's pair, then the median. */
 export function inRounds<A, B>(a: A[], b: B[], f: (a: A, b: B) => number): number {
-  return median(a.map((x, i) => f(x, b[i])));
+  return median(perRound(a, b, f));
+}
+
+/** `f` of each round's pair, round by round: how far the rounds agree. */
+export function perRound<A, B>(a: A[], b: B[], f: (a: A, b: B) => number): number[] {
+  return a.map((x, i) => f(x, b[i]));
 }
 
 /** The items in a different order each round. */
