@@ -9,42 +9,43 @@ import $4 from "./routes/admin/index.ts";
 import $5 from "./routes/admin/keys.ts";
 import $6 from "./routes/admin/login.ts";
 import $7 from "./routes/admin/logout.ts";
-import $8 from "./routes/admin/servers.ts";
-import $9 from "./routes/admin/status.ts";
-import $10 from "./routes/admin/users.ts";
-import $11 from "./routes/api/chat.ts";
-import $12 from "./routes/api/copy.ts";
-import $13 from "./routes/api/create.ts";
-import $14 from "./routes/api/delete.ts";
-import $15 from "./routes/api/embed.ts";
-import $16 from "./routes/api/embeddings.ts";
-import $17 from "./routes/api/generate.ts";
-import $18 from "./routes/api/ps.ts";
-import $19 from "./routes/api/pull.ts";
-import $20 from "./routes/api/push.ts";
-import $21 from "./routes/api/show.ts";
-import $22 from "./routes/api/tags.ts";
-import $23 from "./routes/api/v1/api/[...path].ts";
-import $24 from "./routes/api/v1/chat.php.ts";
-import $25 from "./routes/api/v1/chat/completions.php.ts";
-import $26 from "./routes/api/v1/chat/completions.ts";
-import $27 from "./routes/api/v1/messages.ts";
-import $28 from "./routes/api/v1/messages/count_tokens.ts";
-import $29 from "./routes/api/v1/models.ts";
-import $30 from "./routes/api/v1/models/[...id].ts";
-import $31 from "./routes/api/v1/responses.ts";
-import $32 from "./routes/api/version.ts";
-import $33 from "./routes/index.ts";
-import $34 from "./routes/metrics.ts";
-import $35 from "./routes/v1/api/[...path].ts";
-import $36 from "./routes/v1/chat.php.ts";
-import $37 from "./routes/v1/chat/completions.php.ts";
-import $38 from "./routes/v1/chat/completions.ts";
-import $39 from "./routes/v1/messages.ts";
-import $40 from "./routes/v1/messages/count_tokens.ts";
-import $41 from "./routes/v1/models.ts";
-import $42 from "./routes/v1/models/[...id].ts";
-import $43 from "./routes/v1/responses.ts";
+import $8 from "./routes/admin/metrics.ts";
+import $9 from "./routes/admin/servers.ts";
+import $10 from "./routes/admin/status.ts";
+import $11 from "./routes/admin/users.ts";
+import $12 from "./routes/api/chat.ts";
+import $13 from "./routes/api/copy.ts";
+import $14 from "./routes/api/create.ts";
+import $15 from "./routes/api/delete.ts";
+import $16 from "./routes/api/embed.ts";
+import $17 from "./routes/api/embeddings.ts";
+import $18 from "./routes/api/generate.ts";
+import $19 from "./routes/api/ps.ts";
+import $20 from "./routes/api/pull.ts";
+import $21 from "./routes/api/push.ts";
+import $22 from "./routes/api/show.ts";
+import $23 from "./routes/api/tags.ts";
+import $24 from "./routes/api/v1/api/[...path].ts";
+import $25 from "./routes/api/v1/chat.php.ts";
+import $26 from "./routes/api/v1/chat/completions.php.ts";
+import $27 from "./routes/api/v1/chat/completions.ts";
+import $28 from "./routes/api/v1/messages.ts";
+import $29 from "./routes/api/v1/messages/count_tokens.ts";
+import $30 from "./routes/api/v1/models.ts";
+import $31 from "./routes/api/v1/models/[...id].ts";
+import $32 from "./routes/api/v1/responses.ts";
+import $33 from "./routes/api/version.ts";
+import $34 from "./routes/index.ts";
+import $35 from "./routes/metrics.ts";
+import $36 from "./routes/v1/api/[...path].ts";
+import $37 from "./routes/v1/chat.php.ts";
+import $38 from "./routes/v1/chat/completions.php.ts";
+import $39 from "./routes/v1/chat/completions.ts";
+import $40 from "./routes/v1/messages.ts";
+import $41 from "./routes/v1/messages/count_tokens.ts";
+import $42 from "./routes/v1/models.ts";
+import $43 from "./routes/v1/models/[...id].ts";
+import $44 from "./routes/v1/responses.ts";
 
 export const manifest: readonly ManifestEntry[] = [
   { path: "/admin/api/commands", module: $0 },
@@ -55,40 +56,41 @@ export const manifest: readonly ManifestEntry[] = [
   { path: "/admin/keys", module: $5 },
   { path: "/admin/login", module: $6 },
   { path: "/admin/logout", module: $7 },
-  { path: "/admin/servers", module: $8 },
-  { path: "/admin/status", module: $9 },
-  { path: "/admin/users", module: $10 },
-  { path: "/api/chat", module: $11 },
-  { path: "/api/copy", module: $12 },
-  { path: "/api/create", module: $13 },
-  { path: "/api/delete", module: $14 },
-  { path: "/api/embed", module: $15 },
-  { path: "/api/embeddings", module: $16 },
-  { path: "/api/generate", module: $17 },
-  { path: "/api/ps", module: $18 },
-  { path: "/api/pull", module: $19 },
-  { path: "/api/push", module: $20 },
-  { path: "/api/show", module: $21 },
-  { path: "/api/tags", module: $22 },
-  { path: "/api/v1/api/:path{.+}", module: $23 },
-  { path: "/api/v1/chat.php", module: $24 },
-  { path: "/api/v1/chat/completions.php", module: $25 },
-  { path: "/api/v1/chat/completions", module: $26 },
-  { path: "/api/v1/messages", module: $27 },
-  { path: "/api/v1/messages/count_tokens", module: $28 },
-  { path: "/api/v1/models", module: $29 },
-  { path: "/api/v1/models/:id{.+}", module: $30 },
-  { path: "/api/v1/responses", module: $31 },
-  { path: "/api/version", module: $32 },
-  { path: "/", module: $33 },
-  { path: "/metrics", module: $34 },
-  { path: "/v1/api/:path{.+}", module: $35 },
-  { path: "/v1/chat.php", module: $36 },
-  { path: "/v1/chat/completions.php", module: $37 },
-  { path: "/v1/chat/completions", module: $38 },
-  { path: "/v1/messages", module: $39 },
-  { path: "/v1/messages/count_tokens", module: $40 },
-  { path: "/v1/models", module: $41 },
-  { path: "/v1/models/:id{.+}", module: $42 },
-  { path: "/v1/responses", module: $43 },
+  { path: "/admin/metrics", module: $8 },
+  { path: "/admin/servers", module: $9 },
+  { path: "/admin/status", module: $10 },
+  { path: "/admin/users", module: $11 },
+  { path: "/api/chat", module: $12 },
+  { path: "/api/copy", module: $13 },
+  { path: "/api/create", module: $14 },
+  { path: "/api/delete", module: $15 },
+  { path: "/api/embed", module: $16 },
+  { path: "/api/embeddings", module: $17 },
+  { path: "/api/generate", module: $18 },
+  { path: "/api/ps", module: $19 },
+  { path: "/api/pull", module: $20 },
+  { path: "/api/push", module: $21 },
+  { path: "/api/show", module: $22 },
+  { path: "/api/tags", module: $23 },
+  { path: "/api/v1/api/:path{.+}", module: $24 },
+  { path: "/api/v1/chat.php", module: $25 },
+  { path: "/api/v1/chat/completions.php", module: $26 },
+  { path: "/api/v1/chat/completions", module: $27 },
+  { path: "/api/v1/messages", module: $28 },
+  { path: "/api/v1/messages/count_tokens", module: $29 },
+  { path: "/api/v1/models", module: $30 },
+  { path: "/api/v1/models/:id{.+}", module: $31 },
+  { path: "/api/v1/responses", module: $32 },
+  { path: "/api/version", module: $33 },
+  { path: "/", module: $34 },
+  { path: "/metrics", module: $35 },
+  { path: "/v1/api/:path{.+}", module: $36 },
+  { path: "/v1/chat.php", module: $37 },
+  { path: "/v1/chat/completions.php", module: $38 },
+  { path: "/v1/chat/completions", module: $39 },
+  { path: "/v1/messages", module: $40 },
+  { path: "/v1/messages/count_tokens", module: $41 },
+  { path: "/v1/models", module: $42 },
+  { path: "/v1/models/:id{.+}", module: $43 },
+  { path: "/v1/responses", module: $44 },
 ];

@@ -25,7 +25,7 @@ function Target(props: { action: string; target: string; keys: Map<string, strin
 export async function auditSection(ctx: SectionContext) {
   const records = await listAudit(ctx.kv, { limit: SHOWN });
   const keys = new Map(
-    (await listKeys(ctx.kv)).map((k) => [k.id, k.name ? `${k.name} (${k.hint}…)` : `${k.hint}…`]),
+    (await listKeys(ctx.kv)).map((k) => [k.id, k.name ? `${k.name} (${k.hint})` : k.hint]),
   );
   return (
     <section class="panel" aria-labelledby="audit-title">

@@ -5,9 +5,13 @@
 import { count } from "./format.ts";
 import type { Point, Scope, Series } from "./usage_series.ts";
 
-const W = 480;
-const H = 150;
-const PAD = { left: 44, right: 18, top: 10, bottom: 22 };
+/**
+ * The drawing is scaled to the chart's width, and its text with it: the view box is about as wide as a chart
+ * is drawn (one of three columns, or a phone's width), so the 13-unit axis labels show at 11 px or more.
+ */
+const W = 360;
+const H = 160;
+const PAD = { left: 46, right: 16, top: 12, bottom: 26 };
 
 /** 1, 2, 5, 10, 20, 50… at or above `max`, so the axis reads in round numbers. */
 function niceCeiling(max: number): number {
@@ -46,7 +50,7 @@ export function BarChart(
           return (
             <g key={f} class="grid">
               <line x1={PAD.left} x2={W - PAD.right} y1={y} y2={y} />
-              <text x={PAD.left - 4} y={y + 4} text-anchor="end">{short(top * f)}</text>
+              <text x={PAD.left - 5} y={y + 5} text-anchor="end">{short(top * f)}</text>
             </g>
           );
         })}
@@ -68,7 +72,7 @@ export function BarChart(
                 : null}
               {(points.length - 1 - i) % every === 0
                 ? (
-                  <text class="axis" x={x + slot / 2} y={H - 6} text-anchor="middle">
+                  <text class="axis" x={x + slot / 2} y={H - 7} text-anchor="middle">
                     {label(p.start, unit)}
                   </text>
                 )

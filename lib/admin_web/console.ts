@@ -23,6 +23,7 @@ const SECTION_NOUNS: Record<Section, string[]> = {
   servers: ["server", "cluster"],
   users: ["user"],
   audit: [],
+  metrics: [],
 };
 
 /** `[noun, verb]` when `name` (`key.rotate`) is a command of `section`'s nouns. */

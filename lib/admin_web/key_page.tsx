@@ -35,7 +35,7 @@ export async function keyPage(ctx: SectionContext, k: KeyRecord) {
           <h2 id="key-title">{k.name ?? "Unnamed key"}</h2>
           <span class={`badge ${status}`}>{status}</span>
           <span class="summary">
-            <code>{k.id}</code> · secret {k.hint}… · model {k.model}
+            <code>{k.id}</code> · secret {k.hint} · model {k.model}
             {k.user ? ` · user ${k.user}` : ""}
           </span>
           <a href={`/admin?scope=key:${k.id}`} class="push">Usage over time</a>
@@ -66,7 +66,7 @@ export async function keyPage(ctx: SectionContext, k: KeyRecord) {
               Makes a new secret, shown once. The current one keeps working for the time given, so clients can
               switch without an outage.
               {previous
-                ? ` The one before (${previous.hint}…) works until ${utc(previous.validUntil)} UTC.`
+                ? ` The one before (${previous.hint}) works until ${utc(previous.validUntil)} UTC.`
                 : ""}
             </p>
             <ActionForm

@@ -30,6 +30,7 @@ export function Document(props: { title: string; children: ComponentChildren; sc
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="color-scheme" content="light dark" />
         <title>{props.title}</title>
+        <link rel="icon" type="image/svg+xml" href={assetUrl("/static/favicon.svg")} />
         <link rel="stylesheet" href={assetUrl("/static/admin.css")} />
         {props.script ? <script type="module" src={assetUrl("/static/bundle/islands.js")} /> : null}
       </head>
@@ -51,6 +52,7 @@ const SECTIONS: [string, string][] = [
   ["/admin/servers", "Servers"],
   ["/admin/users", "Users"],
   ["/admin/audit", "Audit"],
+  ["/admin/metrics", "Metrics"],
 ];
 
 /** The bar on every admin page; `current` is the path of the page showing it. */
@@ -62,7 +64,6 @@ export function TopBar(props: { current: string }) {
         {SECTIONS.map(([href, label]) => (
           <a key={href} href={href} aria-current={href === props.current ? "page" : undefined}>{label}</a>
         ))}
-        <a href="/metrics">Metrics</a>
         <form method="post" action="/admin/logout">
           <button type="submit">Log out</button>
         </form>

@@ -14,10 +14,11 @@ import { keysSection } from "./keys_section.tsx";
 import { serversSection } from "./servers_section.tsx";
 import { usersSection } from "./users_section.tsx";
 import { auditSection } from "./audit_section.tsx";
+import { type MetricsRead, metricsSection, readMetrics } from "./metrics_section.tsx";
 import type { HealthView } from "./views.ts";
 import type { BreakerSettings } from "./health_legend.tsx";
 
-export type Section = "keys" | "servers" | "users" | "audit";
+export type Section = "keys" | "servers" | "users" | "audit" | "metrics";
 
 export type Notice =
   | { kind: "done"; text: string }
@@ -33,6 +34,8 @@ export interface SectionContext {
   query: URLSearchParams;
   health: () => HealthView;
   breaker: BreakerSettings;
+  /** This process's metrics, as Prometheus text and as prom-client's JSON; undefined when they are off. */
+  metrics: () => Promise<MetricsRead | undefined>;
 }
 
 const TITLES: Record<Section, string> = {
@@ -40,6 +43,7 @@ const TITLES: Record<Section, string> = {
   servers: "Servers and clusters",
   users: "Users",
   audit: "Audit",
+  metrics: "Metrics",
 };
 
 const RENDER: Record<Section, (ctx: SectionContext) => Promise<VNode>> = {
@@ -47,6 +51,7 @@ const RENDER: Record<Section, (ctx: SectionContext) => Promise<VNode>> = {
   servers: serversSection,
   users: usersSection,
   audit: auditSection,
+  metrics: metricsSection,
 };
 
 function NoticeBox({ notice }: { notice: Notice }) {
@@ -83,6 +88,7 @@ export async function sectionPage(
       openMs: deps.config.breakerOpenMs,
       probeEveryMs: deps.config.probeIntervalMs,
     },
+    metrics: () => readMetrics(deps),
   };
   const body = await RENDER[section](ctx);
   return (

@@ -18,7 +18,7 @@ export function sectionRoute(section: Section): RouteModule {
         if (access === "unauthenticated") return htmlResponse(loginPage(), 401);
         return htmlResponse(await sectionPage(section, request, deps));
       },
-      ...(section === "audit"
+      ...(section === "audit" || section === "metrics"
         ? {}
         : { POST: (request, client) => consolePost(section, request, client, deps) }),
     }),
