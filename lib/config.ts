@@ -8,13 +8,23 @@ import { bodyMemoryFor, defaultBodyMemory } from "./http/body_budget.ts";
 import { checkDeployable, DEPLOY_SHUTDOWN_GRACE_MS, type Profile } from "./deploy_profile.ts";
 import { isHostname } from "./http/metrics_host.ts";
 
+/** The shortest admin token accepted at start. */
+export const ADMIN_TOKEN_MIN = 16;
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
   HOST: z.string().min(1).default("0.0.0.0"),
   GATEWAY_KV: z.string().min(1).optional(),
-  GATEWAY_ADMIN_TOKEN: z.string().min(1).optional(),
+  /**
+   * Opens every admin path; guessing it is slowed per address, but only its length makes guessing hopeless.
+   * Padding around it is refused: a bearer header's value is trimmed, so such a token could never match.
+   */
+  GATEWAY_ADMIN_TOKEN: z.string()
+    .min(ADMIN_TOKEN_MIN, `must be at least ${ADMIN_TOKEN_MIN} characters (e.g. openssl rand -hex 32)`)
+    .refine((token) => token.trim() === token, "must not begin or end with white space")
+    .optional(),
   /** A second listener serving only /metrics, without the admin token, for a scraper on a private network. */
   GATEWAY_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   GATEWAY_METRICS_HOST: z.string().min(1).default("127.0.0.1"),

@@ -21,6 +21,7 @@ import { buildApp } from "./http/app.ts";
 import { Drain } from "./http/drain.ts";
 import type { Listening } from "./http/listener.ts";
 import { serveMetrics } from "./http/metrics_server.ts";
+import { closeAdminServices } from "./admin_web/services.ts";
 import { type GatewayAddress, listenForGateway } from "./http/serve.ts";
 import { coordinateShutdown } from "./http/worker_shutdown.ts";
 import { openPlatformStore, openStore } from "./store/kv.ts";
@@ -142,6 +143,7 @@ export class Gateway {
     // Scrapes go on during the drain; the figures are final now.
     this.#metrics?.close();
     try {
+      await closeAdminServices(this.deps).catch((error) => console.error("gateway: admin:", error));
       await closeDeps(this.services);
     } finally {
       if (this.ownsStore) this.kv.close();

@@ -12,7 +12,7 @@ const MEMBER_FLAG = {
   type: "string",
   multiple: true,
   value: "NAME",
-  help: "a member server (repeat for more; none alone means no members)",
+  help: "a member server (none alone means no members)",
 } as const;
 
 function one(cluster: ClusterRecord, headline: string): CommandResult {

@@ -23,10 +23,33 @@ export interface HelpTables {
   singles: Record<string, Verb>;
 }
 
-/** Two columns: what is typed, and what it means; the second starts at the same place on every line. */
+/** Help lines are wrapped to this width, so that they read in a terminal of ordinary size. */
+const WIDTH = 110;
+
+/** `text` in lines of at most `width` characters, broken between words. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line];
+}
+
+/**
+ * Two columns: what is typed, and what it means; the second starts at the same place on every line and wraps
+ * under itself.
+ */
 function columns(rows: [string, string][]): string[] {
   const width = Math.max(...rows.map(([left]) => left.length));
-  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`.trimEnd());
+  const indent = " ".repeat(width + 4);
+  return rows.flatMap(([left, right]) => {
+    const [first, ...more] = wrap(right, Math.max(WIDTH - indent.length, 30));
+    return [`  ${left.padEnd(width)}  ${first}`.trimEnd(), ...more.map((line) => indent + line)];
+  });
 }
 
 function flagRows(flags: Record<string, FlagSpec>): [string, string][] {

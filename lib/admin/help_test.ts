@@ -12,6 +12,11 @@ const COMMANDS = [
   ["audit"],
 ];
 
+/** The help with each wrapped description joined back onto its line. */
+function unwrapped(text: string): string {
+  return text.replace(/\n {6,}/g, " ");
+}
+
 /** A flag line: two spaces, the flag, its value's shape if it takes one, then at least two spaces and what it does. */
 const FLAG_LINE = /^ {2}(--[\w-]+)(?: (\S+))? {2,}(\S.*)$/;
 
@@ -49,16 +54,18 @@ Deno.test("--help alone, after a noun and after each command lists what the pars
 
 Deno.test("help says what every command and every flag does, and `help` is --help", async () => {
   using admin = await AdminHarness.open();
-  const top = await admin.human("help");
-  assert.equal(top, await admin.human("--help"));
+  const top = unwrapped(await admin.human("help"));
+  assert.equal(top, unwrapped(await admin.human("--help")));
   for (const [noun, phrase] of Object.entries(NOUN_HELP)) {
     assert.ok(phrase.length > 10, noun);
     assert.match(top, new RegExp(`^  ${noun} \\S+ +${phrase}$`, "m"));
   }
   assert.deepEqual(Object.keys(NOUN_HELP).sort(), Object.keys(NOUNS).sort());
   for (const words of COMMANDS) {
-    const text = await admin.human(...words, "--help");
-    assert.equal(await admin.human("help", ...words), text, `help ${words.join(" ")}`);
+    const wrapped = await admin.human(...words, "--help");
+    assert.equal(await admin.human("help", ...words), wrapped, `help ${words.join(" ")}`);
+    for (const line of wrapped.split("\n")) assert.ok(line.length <= 110, `${words.join(" ")}: ${line}`);
+    const text = unwrapped(wrapped);
     const [usage, blank, summary] = text.split("\n");
     assert.match(usage, /^deno task admin /);
     assert.equal(blank, "");
@@ -72,9 +79,12 @@ Deno.test("help says what every command and every flag does, and `help` is --hel
     }
   }
   assert.match(
-    await admin.human("key", "create", "--help"),
+    unwrapped(await admin.human("key", "create", "--help")),
     /^ {2}--model TAG +the model the key may use.*$/m,
   );
-  assert.match(await admin.human("server", "add", "--help"), /^ {2}--model TAG\[=ALIAS\] .*\[repeatable\]$/m);
+  assert.match(
+    unwrapped(await admin.human("server", "add", "--help")),
+    /^ {2}--model TAG\[=ALIAS\] .*\[repeatable\]$/m,
+  );
   assert.match(await admin.human("server", "update", "--help"), /^NAME may also be given as --name NAME\.$/m);
 });
