@@ -4,5 +4,5 @@ import { metrics } from "../lib/admin_web/handlers.ts";
 
 export default {
   face: "openai",
-  handlers: (deps) => ({ GET: (request) => metrics(request, deps) }),
+  handlers: (deps) => ({ GET: (request, client) => metrics(request, client, deps) }),
 } satisfies RouteModule;

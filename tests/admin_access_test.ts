@@ -52,7 +52,15 @@ Deno.test("without GATEWAY_ADMIN_TOKEN every admin path is closed, whatever is p
 });
 
 Deno.test("without the token the page shows a login form and the endpoints answer 401 JSON", async () => {
-  await using s = await Scenario.start([{ name: "secret-gpu" }], { config: { adminToken: ADMIN_TOKEN } });
+  // Each wrong token from an address of its own (through a trusted proxy), below the throttle's free tries.
+  await using s = await Scenario.start([{ name: "secret-gpu" }], {
+    config: { adminToken: ADMIN_TOKEN, trustProxy: ["127.0.0.1"] },
+  });
+  let client = 0;
+  const from = (headers: Record<string, string>) => ({
+    ...headers,
+    "X-Forwarded-For": `192.0.2.${++client}`,
+  });
   const wrong: Record<string, string>[] = [
     {},
     { Authorization: "Bearer wrong" },
@@ -64,12 +72,12 @@ Deno.test("without the token the page shows a login form and the endpoints answe
     { Cookie: `gw_admin=${Date.now() + 60_000}.AAAA` },
   ];
   for (const headers of wrong) {
-    const page = await get(s.gw.url, "/admin", headers);
+    const page = await get(s.gw.url, "/admin", from(headers));
     assert.equal(page.status, 401, JSON.stringify(headers));
     assert.match(page.text, /<form method="post" action="\/admin\/login"/);
     assert.ok(!page.text.includes("secret-gpu"));
     for (const path of ["/admin/feed", "/admin/status", "/metrics"]) {
-      const r = await get(s.gw.url, path, headers);
+      const r = await get(s.gw.url, path, from(headers));
       assert.equal(r.status, 401, `${path} ${JSON.stringify(headers)}`);
       assert.match(r.type, /application\/json/);
       assert.equal(JSON.parse(r.text).error.code, "admin_unauthenticated");

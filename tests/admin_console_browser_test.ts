@@ -118,7 +118,7 @@ Deno.test("an admin manages keys and servers from the page", async () => {
     const actions = await page.locator("tr[data-audit]").evaluateAll((rows) =>
       rows.map((r) => (r as HTMLElement).dataset.audit)
     );
-    assert.deepEqual(actions, ["server.disable", "key.revoke", "key.rotate", "key.create"]);
+    assert.deepEqual(actions, ["server.disable", "key.revoke", "key.rotate", "key.create", "admin.login"]);
     assert.equal((await page.content()).includes(first), false, "no secret in the audit trail");
 
     await s.gw.ledger.flush();

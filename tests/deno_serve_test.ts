@@ -242,7 +242,7 @@ const CONNECTION_FIGURES = [
 for (const [task, extraEnv] of [["start", {}], ["start:parallel", { GATEWAY_WORKERS: "2" }]] as const) {
   Deno.test(`deno task ${task}: every scrape of /metrics has the connection figures`, async () => {
     const dir = await Deno.makeTempDir();
-    const env = { GATEWAY_KV: `${dir}/store.kv`, GATEWAY_ADMIN_TOKEN: "admin-token", ...extraEnv };
+    const env = { GATEWAY_KV: `${dir}/store.kv`, GATEWAY_ADMIN_TOKEN: "deno-serve-admin-token", ...extraEnv };
     let gateway: GatewayProcess | undefined;
     try {
       const started = gateway = await startGateway(env, ["task", "--quiet", task]);
@@ -251,7 +251,7 @@ for (const [task, extraEnv] of [["start", {}], ["start:parallel", { GATEWAY_WORK
         using client = Deno.createHttpClient({});
         const res = await fetch(`${started.url}/metrics`, {
           client,
-          headers: { Authorization: "Bearer admin-token" },
+          headers: { Authorization: "Bearer deno-serve-admin-token" },
         });
         const text = await res.text();
         assert.equal(res.status, 200, text);

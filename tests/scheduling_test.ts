@@ -99,7 +99,7 @@ Deno.test("scheduling: a full queue answers 429 at once and a wait that times ou
   let t = 2_000_000;
   await using f = await LlmFleet.start([{ name: "only", slots: 1 }], {
     now: () => t,
-    config: { queueMax: 1, queueWaitMs: 10_000, adminToken: "admin-secret" },
+    config: { queueMax: 1, queueWaitMs: 10_000, adminToken: "scheduling-admin-secret" },
   });
   const key = await f.gw.key();
   f.hold();
@@ -109,10 +109,10 @@ Deno.test("scheduling: a full queue answers 429 at once and a wait that times ou
   await until("one waiting", () => f.queued() === 1);
   assert.match((await f.gw.deps.metrics!.scrape()).body, /gateway_queue_depth\{model="m1"\} 1/);
   const admin = await fetch(`${f.gw.url}/admin/status`, {
-    headers: { Authorization: "Bearer admin-secret" },
+    headers: { Authorization: "Bearer scheduling-admin-secret" },
   });
   assert.deepEqual((await admin.json()).health.queues, [{ model: "m1", depth: 1, oldestWaitMs: 0 }]);
-  const page = await (await fetch(`${f.gw.url}/admin`, { headers: { Authorization: "Bearer admin-secret" } }))
+  const page = await (await fetch(`${f.gw.url}/admin`, { headers: { Authorization: "Bearer scheduling-admin-secret" } }))
     .text();
   assert.match(page, /<tr data-model="m1"><td>m1<\/td><td class="num queue-depth">1<\/td>/);
 

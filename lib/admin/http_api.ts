@@ -5,7 +5,8 @@
  *
  * Only a bearer token opens it, never the admin page's session cookie: a browser adds a cookie to whatever
  * another site makes it send, but not an `Authorization` header, and the path answers no CORS preflight, so no
- * other site's page can call it or read its answers. A change is audited as `api` with the caller's address.
+ * other site's page can call it or read its answers. A change is audited as `api` with the caller's address
+ * (the client's behind a proxy listed in `GATEWAY_TRUST_PROXY`).
  */
 import type { Deps } from "../deps.ts";
 import type { ClientInfo } from "../pipeline.ts";
@@ -31,10 +32,8 @@ const PROBLEM_CODES: Record<"usage" | "refused" | "failed", FailureCode> = {
 
 export async function runCommandRequest(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
   const { gate } = adminServices(deps);
-  if (!gate.open) return refusal("closed");
-  if (!request.headers.get("authorization")?.startsWith("Bearer ") || gate.check(request) !== "ok") {
-    return refusal("unauthenticated");
-  }
+  const access = await gate.check(request, client, { bearerOnly: true });
+  if (access !== "ok") return refusal(access);
   let argv: string[];
   try {
     const body = await readJsonBody(request, {
@@ -52,7 +51,7 @@ export async function runCommandRequest(request: Request, client: ClientInfo, de
   const outcome = await runCommandLine(argv, {
     kv: deps.view.kv,
     now: () => new Date(deps.now()),
-    actor: { kind: "api", address: client.address },
+    actor: { kind: "api", address: gate.callerAddress(request, client) },
   });
   if (outcome.exitCode === 0) {
     // This gateway serves the change at once, not at its next poll of the store; the others within a second.
@@ -73,8 +72,8 @@ export async function runCommandRequest(request: Request, client: ClientInfo, de
 const DOCUMENT_TEXT = JSON.stringify(document);
 
 /** The OpenAPI document, behind the gate like every admin path (a page session may read it too). */
-export function openApiDocument(request: Request, deps: Deps): Response {
-  const access = adminServices(deps).gate.check(request);
+export async function openApiDocument(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+  const access = await adminServices(deps).gate.check(request, client);
   if (access !== "ok") return refusal(access);
   return new Response(DOCUMENT_TEXT, {
     headers: { "Content-Type": "application/json; charset=utf-8", ...NO_STORE },

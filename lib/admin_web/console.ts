@@ -8,8 +8,8 @@ import type { ClientInfo } from "../pipeline.ts";
 import { commandContext, execute, NOUNS } from "../admin/execute.ts";
 import { FlagReader, UsageError } from "../admin/flags.ts";
 import { RecordError } from "../store/record_error.ts";
-import { adminServices } from "./services.ts";
-import { closedPage, htmlResponse, loginPage } from "./pages.tsx";
+import { adminServices, pageRefusal } from "./services.ts";
+import { htmlResponse } from "./pages.tsx";
 import { readForm, sameOrigin } from "./form_post.ts";
 import { formFlags } from "./console_form.ts";
 import { type Notice, type Section, sectionPage } from "./section_pages.tsx";
@@ -45,9 +45,8 @@ export async function consolePost(
   deps: Deps,
 ): Promise<Response> {
   const { gate } = adminServices(deps);
-  const access = gate.check(request);
-  if (access === "closed") return htmlResponse(closedPage(), 403);
-  if (access === "unauthenticated") return htmlResponse(loginPage(), 401);
+  const access = await gate.check(request, client);
+  if (access !== "ok") return pageRefusal(access);
   const refuse = (text: string, status: number) =>
     sectionPage(section, request, deps, { kind: "error", text }).then((page) => htmlResponse(page, status));
   if (!sameOrigin(request)) return refuse("This form must be sent from the admin page.", 403);
@@ -68,7 +67,11 @@ export async function consolePost(
   let notice: Notice;
   let status = 200;
   try {
-    const actor = { kind: "page" as const, session: gate.sessionTag(request), address: client.address };
+    const actor = {
+      kind: "page" as const,
+      session: gate.sessionTag(request),
+      address: gate.callerAddress(request, client),
+    };
     const result = await execute(ctx, {
       action,
       verb,

@@ -8,15 +8,13 @@ import type { ClientInfo } from "../pipeline.ts";
 import { parseAddress, type RangeList } from "../policy/ip_address.ts";
 import { jsonResponse } from "../http/respond.ts";
 import { readForm, sameOrigin } from "./form_post.ts";
-import { adminServices, refusal } from "./services.ts";
+import { adminServices, pageRefusal, refusal } from "./services.ts";
 import { liveFeed } from "./live_feed.ts";
 import { adminPage, closedPage, htmlResponse, loginPage } from "./pages.tsx";
 import { usageCharts } from "./chart_panel.tsx";
 
 /** A login form holds one token; anything longer is not a login. */
 const MAX_FORM_BYTES = 4096;
-/** Slows guessing the token through the form; one failure costs the guesser this long. */
-const FAILED_LOGIN_DELAY_MS = 300;
 
 const redirect = (location: string, headers: Record<string, string> = {}) =>
   new Response(null, {
@@ -35,11 +33,10 @@ function isHttps(request: Request, client: ClientInfo, trusted: RangeList): bool
   return peer !== null && trusted.has(peer) && proto === "https";
 }
 
-export async function showPage(request: Request, deps: Deps): Promise<Response> {
+export async function showPage(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
   const admin = adminServices(deps);
-  const access = admin.gate.check(request);
-  if (access === "closed") return htmlResponse(closedPage(), 403);
-  if (access === "unauthenticated") return htmlResponse(loginPage(), 401);
+  const access = await admin.gate.check(request, client);
+  if (access !== "ok") return pageRefusal(access);
   const scope = new URL(request.url).searchParams.get("scope") ?? "all";
   return htmlResponse(
     adminPage(admin.health(), await admin.usage.view(), await usageCharts(admin.series, scope, deps)),
@@ -53,31 +50,32 @@ export async function logIn(request: Request, client: ClientInfo, deps: Deps): P
     return htmlResponse(loginPage("This form must be sent from the admin page."), 403);
   }
   const token = (await readForm(request, deps, MAX_FORM_BYTES))?.get("token") ?? "";
-  if (!gate.tokenMatches(token)) {
-    await new Promise((resolve) => setTimeout(resolve, FAILED_LOGIN_DELAY_MS));
-    return htmlResponse(loginPage("That is not the admin token."), 401);
-  }
-  return redirect("/admin", { "Set-Cookie": gate.sessionCookie(isHttps(request, client, trustedProxies)) });
+  const opened = await gate.logIn(request, client, token, isHttps(request, client, trustedProxies));
+  if (opened === "unauthenticated") return htmlResponse(loginPage("That is not the admin token."), 401);
+  if (typeof opened === "string" || !("setCookie" in opened)) return pageRefusal(opened);
+  return redirect("/admin", { "Set-Cookie": opened.setCookie });
 }
 
-export function logOut(request: Request, client: ClientInfo, deps: Deps): Response {
+/** Ends the session in the store, not only in this browser: the cookie, kept or copied, opens nothing after. */
+export async function logOut(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
   const { gate, trustedProxies } = adminServices(deps);
   if (!gate.open) return htmlResponse(closedPage(), 403);
   if (!sameOrigin(request)) {
     return htmlResponse(loginPage("This form must be sent from the admin page."), 403);
   }
+  await gate.logOut(request, client);
   return redirect("/admin", { "Set-Cookie": gate.clearCookie(isHttps(request, client, trustedProxies)) });
 }
 
-export function feed(request: Request, client: ClientInfo, deps: Deps): Response {
+export async function feed(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
   const admin = adminServices(deps);
-  const access = admin.gate.check(request);
+  const access = await admin.gate.check(request, client);
   return access === "ok" ? liveFeed(deps, admin, client.signal) : refusal(access);
 }
 
-export async function status(request: Request, deps: Deps): Promise<Response> {
+export async function status(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
   const admin = adminServices(deps);
-  const access = admin.gate.check(request);
+  const access = await admin.gate.check(request, client);
   if (access !== "ok") return refusal(access);
   // The usage figures are read from the store: while it does not answer they are left out (null), and the
   // health and the store's own state are answered all the same.
@@ -97,7 +95,7 @@ export async function metricsText(deps: Deps): Promise<Response> {
   return new Response(body, { headers: { "Content-Type": contentType, "Cache-Control": "no-store" } });
 }
 
-export function metrics(request: Request, deps: Deps): Promise<Response> | Response {
-  const access = adminServices(deps).gate.check(request);
+export async function metrics(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+  const access = await adminServices(deps).gate.check(request, client);
   return access === "ok" ? metricsText(deps) : refusal(access);
 }

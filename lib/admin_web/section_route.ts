@@ -3,8 +3,8 @@
  * its forms (see `console.ts`).
  */
 import type { RouteModule } from "../http/route.ts";
-import { adminServices } from "./services.ts";
-import { closedPage, htmlResponse, loginPage } from "./pages.tsx";
+import { adminServices, pageRefusal } from "./services.ts";
+import { htmlResponse } from "./pages.tsx";
 import { type Section, sectionPage } from "./section_pages.tsx";
 import { consolePost } from "./console.ts";
 
@@ -12,10 +12,9 @@ export function sectionRoute(section: Section): RouteModule {
   return {
     face: "openai",
     handlers: (deps) => ({
-      GET: async (request) => {
-        const access = adminServices(deps).gate.check(request);
-        if (access === "closed") return htmlResponse(closedPage(), 403);
-        if (access === "unauthenticated") return htmlResponse(loginPage(), 401);
+      GET: async (request, client) => {
+        const access = await adminServices(deps).gate.check(request, client);
+        if (access !== "ok") return pageRefusal(access);
         return htmlResponse(await sectionPage(section, request, deps));
       },
       ...(section === "audit" || section === "metrics"

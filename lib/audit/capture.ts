@@ -4,14 +4,16 @@
  * audit entry (that record before and after) to that very commit. So a change and its audit entry are
  * stored together or not at all, and a retried commit records nothing twice.
  */
-import { monotonicFactory } from "ulid";
-import { type Actor, AUDIT_PREFIX, type AuditRecord, fieldChanges } from "./mod.ts";
+import { type Actor, AUDIT_PREFIX, auditId, type AuditRecord, fieldChanges, secretChanges } from "./mod.ts";
 
-/** How a record appears in the trail: its target name and a view without secrets; undefined for others. */
+/**
+ * How a record appears in the trail: its target name, a view without secrets, and its secret fields, which
+ * are compared but never written (the trail says only that one changed); undefined for other records.
+ */
 export type Describe = (
   key: Deno.KvKey,
   value: unknown,
-) => { target: string; view: Record<string, unknown> } | undefined;
+) => { target: string; view: Record<string, unknown>; secrets?: Record<string, unknown> } | undefined;
 
 export interface AuditEntry {
   time: () => Date;
@@ -19,7 +21,6 @@ export interface AuditEntry {
   action: string;
 }
 
-const nextId = monotonicFactory();
 const keyId = (key: Deno.KvKey) => JSON.stringify(key);
 
 export function auditingStore(kv: Deno.Kv, describe: Describe, entry: AuditEntry): Deno.Kv {
@@ -47,28 +48,30 @@ function auditingOp(
   entry: AuditEntry,
 ): Deno.AtomicOperation {
   let change: AuditRecord | undefined;
+  /** A rewrite that changes nothing shown or secret: the write goes ahead, but is no event for the trail. */
+  let noChange = false;
   const note = (key: Deno.KvKey, after: unknown) => {
     const before = read.get(keyId(key));
     const shown = describe(key, after ?? before);
     if (!shown || change) return;
+    const was = before === undefined ? undefined : describe(key, before);
+    const is = after === undefined ? undefined : shown;
     const time = entry.time();
     change = {
-      id: nextId(time.getTime()),
+      id: auditId(time),
       time: time.toISOString(),
       actor: entry.actor,
       action: entry.action,
       target: shown.target,
-      changes: fieldChanges(
-        before === undefined ? undefined : describe(key, before)?.view,
-        after === undefined ? undefined : shown.view,
-      ),
+      changes: { ...fieldChanges(was?.view, is?.view), ...secretChanges(was?.secrets, is?.secrets) },
     };
+    noChange = was !== undefined && is !== undefined && Object.keys(change.changes).length === 0;
   };
   const proxy: Deno.AtomicOperation = new Proxy(op, {
     get(target, prop) {
       if (prop === "commit") {
         return () => {
-          if (change) target.set([AUDIT_PREFIX, change.id], change);
+          if (change && !noChange) target.set([AUDIT_PREFIX, change.id], change);
           return target.commit();
         };
       }

@@ -65,6 +65,12 @@ export class GatewayMetrics {
     help: "Values in backends' answers that the wire format does not allow, treated as missing.",
     labelNames: ["server", "field"],
   });
+  readonly #adminAuthFailures = new Tally<"via" | "reason">({
+    name: "gateway_admin_auth_failures_total",
+    help: "Admin token attempts refused, by way in (bearer, form) and reason (wrong_token, or throttled: " +
+      "refused unchecked while the address must wait).",
+    labelNames: ["via", "reason"],
+  });
   readonly #accountingFailures = new Tally<"stage">({
     name: "gateway_accounting_failures_total",
     help: "Requests whose usage record or metrics could not be taken; the response was served anyway.",
@@ -80,6 +86,7 @@ export class GatewayMetrics {
       this.#refusals.register(prom, registry);
       this.#invalidValues.register(prom, registry);
       this.#accountingFailures.register(prom, registry);
+      this.#adminAuthFailures.register(prom, registry);
       serverGauges(prom, registry, servers);
       memoryGauge(prom, registry);
     });
@@ -138,6 +145,11 @@ export class GatewayMetrics {
 
   invalidBackendValue(server: string, field: string): void {
     this.#invalidValues.add(`${server}\n${field}`, () => ({ server, field }));
+  }
+
+  /** A refused attempt at the admin token (`lib/admin_web/failed_logins.ts`). */
+  adminAuthFailure(via: "bearer" | "form", reason: "wrong_token" | "throttled"): void {
+    this.#adminAuthFailures.add(`${via} ${reason}`, () => ({ via, reason }));
   }
 
   /** `stage`: "ledger" (the record was not taken) or "metrics" (this object failed to observe it). */

@@ -4,5 +4,5 @@ import { showPage } from "../../lib/admin_web/handlers.ts";
 
 export default {
   face: "openai",
-  handlers: (deps) => ({ GET: (request) => showPage(request, deps) }),
+  handlers: (deps) => ({ GET: (request, client) => showPage(request, client, deps) }),
 } satisfies RouteModule;

@@ -4,5 +4,5 @@ import { status } from "../../lib/admin_web/handlers.ts";
 
 export default {
   face: "openai",
-  handlers: (deps) => ({ GET: (request) => status(request, deps) }),
+  handlers: (deps) => ({ GET: (request, client) => status(request, client, deps) }),
 } satisfies RouteModule;

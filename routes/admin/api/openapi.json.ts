@@ -4,5 +4,5 @@ import { openApiDocument } from "../../../lib/admin/http_api.ts";
 
 export default {
   face: "openai",
-  handlers: (deps) => ({ GET: (request) => openApiDocument(request, deps) }),
+  handlers: (deps) => ({ GET: (request, client) => openApiDocument(request, client, deps) }),
 } satisfies RouteModule;
