@@ -46,6 +46,12 @@ Deno.test("every change is audited with its fields before and after, and no secr
 
   const since = await admin.json("audit", "--since", "2026-11-22T12:30:00Z");
   assert.deepEqual(since.map((r: { action: string }) => r.action), ["key.rotate"]);
+  const lastHour = await admin.json("audit", "--since", "45m");
+  assert.deepEqual(
+    lastHour.map((r: { action: string }) => r.action),
+    ["key.rotate"],
+    "a duration counts back",
+  );
   assert.equal((await admin.json("audit", "--limit", "2")).length, 2);
   assert.match(
     await admin.fails(2, "audit", "--since", "yesterday"),
