@@ -32,7 +32,7 @@ export function shapeForKey(request: ChatRequest, key: KeyRecord): ChatRequest {
     if (typeof out.format !== "object") out.format = "json";
     else checkObjectSchema(out.format);
   }
-  if (out.keepAlive !== undefined) delete out.keepAlive;
+  if (out.keepAlive !== undefined) out.keepAlive = undefined;
 
   let messages = out.messages;
   if (!key.tools && messages.some((m) => m.role === "tool" || m.toolCalls)) {
