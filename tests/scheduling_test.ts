@@ -108,12 +108,10 @@ Deno.test("scheduling: a full queue answers 429 at once and a wait that times ou
   const waiting = f.gw.post(B, key, ask("second"));
   await until("one waiting", () => f.queued() === 1);
   assert.match((await f.gw.deps.metrics!.scrape()).body, /gateway_queue_depth\{model="m1"\} 1/);
-  const admin = await fetch(`${f.gw.url}/admin/status`, {
-    headers: { Authorization: "Bearer scheduling-admin-secret" },
-  });
+  const bearer = { Authorization: "Bearer scheduling-admin-secret" };
+  const admin = await fetch(`${f.gw.url}/admin/status`, { headers: bearer });
   assert.deepEqual((await admin.json()).health.queues, [{ model: "m1", depth: 1, oldestWaitMs: 0 }]);
-  const page = await (await fetch(`${f.gw.url}/admin`, { headers: { Authorization: "Bearer scheduling-admin-secret" } }))
-    .text();
+  const page = await (await fetch(`${f.gw.url}/admin`, { headers: bearer })).text();
   assert.match(page, /<tr data-model="m1"><td>m1<\/td><td class="num queue-depth">1<\/td>/);
 
   const full = await f.gw.post(A, key, ask("third"));
