@@ -133,6 +133,11 @@ Deno.test("the console's figures add up and show quotas, health, audit and metri
     const anaBar = page.locator('tr[data-user-row="ana"] [data-quota="day"]');
     assert.equal(await anaBar.getAttribute("data-used"), String(used), "ana's only key is the capped one");
     assert.equal(await anaBar.getAttribute("data-cap"), "1000");
+    await page.click('a[data-manage="ana"]');
+    assert.equal(
+      await page.getAttribute('[data-user-page="ana"] [data-quota="day"]', "data-used"),
+      String(used),
+    );
 
     // Renamed on the key's own page, the change reads as words on the audit page.
     await page.goto(`${s.gw.url}/admin/keys?key=${cappedId}`);
@@ -166,6 +171,13 @@ Deno.test("the console's figures add up and show quotas, health, audit and metri
     assert.match(await page.textContent("[data-legend]") ?? "", /half-open.*one trial request/s);
     await shot(page, "admin-servers.png");
     s.fake("gpu-b").resume();
+    // Each server is edited and removed on its own page, removing set apart below the settings.
+    await page.click('a[data-manage="gpu-b"]');
+    await page.waitForSelector('[data-server-page="gpu-b"] [data-server-health]');
+    const settings = await page.locator('form[data-command="server.update"]').boundingBox();
+    const removal = await page.locator("section.danger-zone").boundingBox();
+    assert.ok(settings && removal && removal.y > settings.y + settings.height, "Remove is set apart");
+    assert.equal(await page.locator('section.danger-zone form[data-command="server.remove"]').count(), 1);
 
     // Metrics inside the console, the raw text one link away, and back.
     await page.click('.top a[href="/admin/metrics"]');

@@ -1,65 +1,25 @@
 /**
  * @module The servers and clusters section: each server's health and capacity (live, through the feed) with
- * a legend of the states, and forms to add, edit, enable, disable and remove servers and clusters.
+ * a legend of the states, forms to add servers and clusters and to enable, disable, edit and remove them;
+ * a server is edited and removed on its own page (`server_page.tsx`).
  */
-import { BACKEND_KINDS, type ClusterRecord, type ServedModel, type ServerRecord } from "../store/records.ts";
+import type { ClusterRecord, ServerRecord } from "../store/records.ts";
 import { Catalog } from "../store/catalog.ts";
-import ServerState, { type StatePart } from "../../islands/ServerState.tsx";
-import { ActionForm, Check, Field, ListField, Select } from "./form_fields.tsx";
+import { RecordError } from "../store/record_error.ts";
+import { ActionForm, Field, ListField } from "./form_fields.tsx";
 import { HealthLegend } from "./health_legend.tsx";
-import { Island } from "./island.tsx";
+import { modelText, ServerFields, State } from "./server_fields.tsx";
+import { serverPage, serverPath } from "./server_page.tsx";
 import type { SectionContext } from "./section_pages.tsx";
 import type { ServerRow as LiveRow } from "./views.ts";
-
-const modelText = (m: ServedModel) => m.alias ? `${m.tag}=${m.alias}` : m.tag;
-
-function ServerFields(props: { record?: ServerRecord }) {
-  const s = props.record;
-  const edit = s !== undefined;
-  return (
-    <div class="fields">
-      {edit ? null : <Field label="Name" name="name" />}
-      <Field label="URL" name="url" value={s?.url} edit={edit} placeholder="http://gpu1:11434" />
-      <ListField
-        label="Models (TAG or TAG=ALIAS)"
-        name="model"
-        values={s?.models.map(modelText)}
-        edit={edit}
-      />
-      <Select label="Kind" name="kind" value={s?.kind ?? "ollama"} edit={edit} options={[...BACKEND_KINDS]} />
-      <Field label="Weight" name="weight" value={s?.weight ?? 1} edit={edit} />
-      <Field label="Max context" name="max-ctx" value={s?.maxCtx} edit={edit} />
-      <Field label="Max predict" name="max-predict" value={s?.maxPredict} edit={edit} />
-      <Field
-        label="Slots (requests at once)"
-        name="slots"
-        value={s?.slots}
-        edit={edit}
-        placeholder={edit ? "learned" : "learned if empty"}
-      />
-      <Field
-        label="API key"
-        name="api-key"
-        type="password"
-        placeholder={edit ? (s.apiKey === undefined ? "not set" : "set; none removes it") : ""}
-      />
-      {edit
-        ? <Check label="Enabled" name="enabled" checked={s.enabled} edit />
-        : <Check label="Disabled" name="disabled" />}
-    </div>
-  );
-}
-
-function State(props: { part: StatePart; live: LiveRow; at: number }) {
-  const initial = { part: props.part, initial: props.live, at: props.at };
-  return <Island name="ServerState" component={ServerState} props={initial} />;
-}
 
 function ServerRow(props: { s: ServerRecord; live?: LiveRow; at: number; csrf: string }) {
   const { s, csrf } = props;
   return (
     <tr data-server-row={s.name} data-enabled={String(s.enabled)}>
-      <td>{s.name}</td>
+      <td>
+        <a href={serverPath(s.name)} class="key-name">{s.name}</a>
+      </td>
       <td>{s.kind}</td>
       <td class="wrap">{s.url}</td>
       <td>{s.models.map(modelText).join(", ")}</td>
@@ -75,16 +35,7 @@ function ServerRow(props: { s: ServerRecord; live?: LiveRow; at: number; csrf: s
         >
           <button type="submit">{s.enabled ? "Disable" : "Enable"}</button>
         </ActionForm>
-        <details>
-          <summary>Edit</summary>
-          <ActionForm command="server.update" csrf={csrf} target={s.name}>
-            <ServerFields record={s} />
-            <button type="submit">Save changes</button>
-          </ActionForm>
-          <ActionForm command="server.remove" csrf={csrf} target={s.name} class="action inline">
-            <button type="submit" class="danger">Remove</button>
-          </ActionForm>
-        </details>
+        <a href={serverPath(s.name)} data-manage={s.name}>Manage</a>
       </td>
     </tr>
   );
@@ -120,6 +71,17 @@ function ClusterRow(props: { c: ClusterRecord; servers: string[]; csrf: string }
 
 export async function serversSection(ctx: SectionContext) {
   const catalog = new Catalog(ctx.kv);
+  const asked = ctx.query.get("server");
+  if (asked !== null) {
+    const server = await catalog.servers.get(asked).catch((error) => {
+      if (error instanceof RecordError) return undefined;
+      throw error;
+    });
+    if (server) return serverPage(ctx, server);
+  }
+  const missing = asked === null
+    ? null
+    : <p class="notice error" role="alert" data-notice="error">No server named {asked}.</p>;
   const servers = await catalog.servers.list();
   const clusters = await catalog.clusters.list();
   const names = servers.map((s) => s.name);
@@ -127,6 +89,7 @@ export async function serversSection(ctx: SectionContext) {
   const live = new Map(health.servers.map((row) => [row.name, row]));
   return (
     <>
+      {missing}
       <section class="panel" aria-labelledby="servers-title">
         <h2 id="servers-title">Servers</h2>
         <div class="table-wrap">
