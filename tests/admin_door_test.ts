@@ -12,7 +12,7 @@ import { runAdmin } from "../lib/admin/cli.ts";
 import { type AuditRecord, listAudit } from "../lib/audit/mod.ts";
 import { closeAdminServices } from "../lib/admin_web/services.ts";
 import { Scenario } from "./harness.ts";
-import { ADMIN_TOKEN, formToken, logIn, postForm } from "./support/admin_session.ts";
+import { ADMIN_TOKEN, FeedReader, formToken, logIn, postForm } from "./support/admin_session.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const BEARER = { Authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -162,13 +162,14 @@ Deno.test("an admin token shorter than 16 characters stops the start with a clea
   }
 });
 
-Deno.test("logging out ends the session in the store: its cookie is refused on this gateway and on another sharing the store", async () => {
+Deno.test("logging out ends the session in the store: its cookie and its open feed end, on this gateway and on another sharing the store", async () => {
   const kv = await Deno.openKv(":memory:");
   const config = defaultConfig({ host: "127.0.0.1", port: 0, adminToken: ADMIN_TOKEN, reloadIntervalMs: 50 });
   const gateways = [
     await Gateway.open(config, { kv, probe: false }),
     await Gateway.open(config, { kv, probe: false }),
   ];
+  const feeds: FeedReader[] = [];
   try {
     const [a, b] = gateways.map((g) => `http://127.0.0.1:${g.listen().addr.port}`);
     const { cookie } = await logIn(a);
@@ -180,6 +181,9 @@ Deno.test("logging out ends the session in the store: its cookie is refused on t
         "one session for both",
       );
     }
+    const feed = await FeedReader.open(a, { Cookie: cookie });
+    feeds.push(feed);
+    await feed.next((e) => e.event === "health");
     const out = await fetch(`${b}/admin/logout`, {
       method: "POST",
       headers: { Cookie: cookie, Origin: b },
@@ -198,6 +202,7 @@ Deno.test("logging out ends the session in the store: its cookie is refused on t
       assert.equal(page.status, 401);
       assert.match(page.body, /action="\/admin\/login"/);
     }
+    await assert.rejects(feed.next(() => false, 20_000), /the feed ended/, "the open feed ends too");
     const post = await postForm(a, "/admin/keys", "key.create", cookie, { csrf, model: "m1" });
     assert.equal(post.status, 401, "the old cookie's form token opens nothing either");
     // A second logout of the ended session (another tab) records nothing more.
@@ -217,6 +222,7 @@ Deno.test("logging out ends the session in the store: its cookie is refused on t
     const sessions = await Array.fromAsync(kv.list({ prefix: ["admin_sessions"] }));
     assert.equal(sessions.length, 0, "the ended session's row is gone");
   } finally {
+    for (const feed of feeds) feed.close();
     for (const gateway of gateways) await gateway.stop();
     kv.close();
   }

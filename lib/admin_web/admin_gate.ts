@@ -27,6 +27,8 @@ import { type AuthVia, FailedLogins, type FailureReason } from "./failed_logins.
 import { AdminSessions, SESSION_MS } from "./sessions.ts";
 
 export const SESSION_COOKIE = "gw_admin";
+/** How often a long request of a session (the live feed) looks whether the session still exists. */
+const SESSION_RECHECK_MS = 5_000;
 
 /** Refused unchecked: the caller's address must wait this many seconds. */
 export interface Throttled {
@@ -147,6 +149,24 @@ export class AdminGate {
     const address = this.callerAddress(request, client);
     const session = this.sessionTag(request);
     await orUnavailable(this.#sessions.end(id, () => this.#entry("admin.logout", {}, address, session)));
+  }
+
+  /**
+   * `signal`, also aborted once the request's session has ended (looked up every few seconds), so that a live
+   * feed opened with a session stops at logout; a bearer caller's is `signal` itself. While the store does not
+   * answer, the session is taken to last: no logout could have been written either.
+   */
+  untilSessionEnds(request: Request, signal: AbortSignal): AbortSignal {
+    const id = bearer(request) === undefined ? this.#sessionId(request) : undefined;
+    if (id === undefined || signal.aborted) return signal;
+    const ended = new AbortController();
+    const timer = setInterval(async () => {
+      if (!await this.#sessions.active(id).catch(() => true)) ended.abort();
+    }, SESSION_RECHECK_MS);
+    const stop = () => clearInterval(timer);
+    signal.addEventListener("abort", stop, { once: true });
+    ended.signal.addEventListener("abort", stop, { once: true });
+    return AbortSignal.any([signal, ended.signal]);
   }
 
   /** The form token of the request's session; empty for a bearer caller, whom no browser impersonates. */

@@ -101,7 +101,8 @@ export class FailedLogins {
         ...(window.throttled ? { throttled: { after: window.throttled } } : {}),
       },
     };
-    const write = this.options.kv.set([AUDIT_PREFIX, record.id], record).then(
+    // A commit, which the store's link bounds on a network store: a plain `set` would wait out an outage.
+    const write = this.options.kv.atomic().set([AUDIT_PREFIX, record.id], record).commit().then(
       () => {},
       (error) => this.#log(`admin: the audit entry of failed logins could not be written: ${error}`),
     );
@@ -116,17 +117,18 @@ export class FailedLogins {
       this.#windows.delete(key);
       if (window.written === this.#counts(window)) continue;
       this.#write(window);
+      const { failures, throttled, via, record } = window;
       this.#log(
-        `admin: ${window.failures} failed and ${window.throttled} throttled authentication attempts ` +
-          `(${window.via}) ` +
-          `from ${window.record.actor.address} in the minute from ${window.record.time}`,
+        `admin: ${failures} failed and ${throttled} throttled authentication attempts (${via}) from ` +
+          `${record.actor.address} in the minute from ${record.time}`,
       );
     }
   }
 
   #arm(): void {
     if (this.#timer !== undefined || this.#windows.size === 0) return;
-    const first = Math.min(...[...this.#windows.values()].map((w) => w.start));
+    // Minutes are opened in time order, and a Map keeps that order: the first one ends first.
+    const first = this.#windows.values().next().value!.start;
     const wait = Math.max(first + WINDOW_MS - this.options.now(), 1_000);
     const timer = setTimeout(() => {
       this.#timer = undefined;

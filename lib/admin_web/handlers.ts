@@ -70,7 +70,8 @@ export async function logOut(request: Request, client: ClientInfo, deps: Deps): 
 export async function feed(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
   const admin = adminServices(deps);
   const access = await admin.gate.check(request, client);
-  return access === "ok" ? liveFeed(deps, admin, client.signal) : refusal(access);
+  if (access !== "ok") return refusal(access);
+  return liveFeed(deps, admin, admin.gate.untilSessionEnds(request, client.signal));
 }
 
 export async function status(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {

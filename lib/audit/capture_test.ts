@@ -44,3 +44,30 @@ Deno.test("a commit lost to a concurrent write records nothing; the retry record
   for await (const e of kv.list({ prefix: [AUDIT_PREFIX] })) all.push(e);
   assert.equal(all.length, 1, "a refused write leaves no entry");
 });
+
+const serverDescribe: Describe = (key, value) => {
+  if (key[0] !== "servers") return undefined;
+  const { apiKey, ...view } = value as Record<string, unknown>;
+  return { target: String(key[1]), view, secrets: { apiKey } };
+};
+
+Deno.test("a secret's change is recorded without its value; a rewrite that changes nothing leaves no entry", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const write = async (value: Record<string, unknown>) => {
+    const store = auditingStore(kv, serverDescribe, { ...entry, action: "server.update" });
+    const current = await store.get(["servers", "gpu"]);
+    await store.atomic().check(current).set(["servers", "gpu"], value).commit();
+  };
+  await write({ name: "gpu", weight: 1, apiKey: "sk-one" });
+  await write({ name: "gpu", weight: 1, apiKey: "sk-two" });
+  await write({ name: "gpu", weight: 1, apiKey: "sk-two", updatedAt: "later" });
+  await write({ name: "gpu", weight: 2 });
+  const records = await listAudit(kv);
+  assert.deepEqual(records.map((r) => r.changes), [
+    { weight: { before: 1, after: 2 }, apiKey: { before: "set" } },
+    { apiKey: { before: "set", after: "changed" } },
+    { name: { after: "gpu" }, weight: { after: 1 }, apiKey: { after: "set" } },
+  ]);
+  assert.equal(JSON.stringify(records).includes("sk-"), false);
+  assert.equal((await kv.get(["servers", "gpu"])).value !== null, true, "the rewrite itself was made");
+});
