@@ -19,7 +19,7 @@ import { IdleReads } from "./idle_reads.ts";
 export { type Framing, lineFraming, sseFraming } from "./stream_framing.ts";
 
 /** The events of a backend's answer, as the response pulls them. */
-export interface StreamEvents extends AsyncIterator<ChatEvent> {
+export interface StreamEvents extends AsyncIterableIterator<ChatEvent> {
   /** The next event if it has arrived already, without waiting: several often come in one read. */
   take?(): ChatEvent | undefined;
 }
@@ -86,6 +86,10 @@ class BackendEvents implements StreamEvents {
     private readonly stop: () => void,
   ) {
     this.#reads = new IdleReads({ next: () => reader.read() }, limits.idleMs, stop);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
   }
 
   take(): ChatEvent | undefined {
