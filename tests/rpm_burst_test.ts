@@ -20,6 +20,7 @@ const REQUESTS = 200;
 interface Recorded {
   status: string;
   errorCode?: string;
+  count?: number;
 }
 
 interface Running extends AsyncDisposable {
@@ -78,7 +79,8 @@ const ROWS: { name: string; start(): Promise<Running> }[] = [
         fake: s.fake(),
         oneProcess: true,
         finish: async () => {
-          await s.gw.ledger.flush();
+          // As at a stop: the minute's folded refusals are written too.
+          await s.gw.ledger.close();
           return await listUsage(s.gw.kv, { limit: 1000 });
         },
         [Symbol.asyncDispose]: () => s[Symbol.asyncDispose](),
@@ -139,10 +141,13 @@ for (const row of ROWS) {
     }
 
     const records = await run.finish();
-    assert.equal(records.length, REQUESTS, "one record per request");
+    // Refusals past the first few of a key's minute are folded into counted rows (one per process).
+    const counted = (rows: Recorded[] = []) => rows.reduce((n, r) => n + (r.count ?? 1), 0);
+    assert.equal(counted(records), REQUESTS, "every request counted");
     const byStatus = Object.groupBy(records, (r) => r.status);
     assert.equal(byStatus.ok?.length, LIMIT);
-    assert.equal(byStatus.rejected?.length, REQUESTS - LIMIT);
+    assert.equal(counted(byStatus.rejected), REQUESTS - LIMIT);
+    assert.ok(byStatus.rejected!.length <= 2 * 6, `${byStatus.rejected!.length} refusal rows`);
     assert.ok(byStatus.rejected!.every((r) => r.errorCode === "rate_limited"));
   });
 }

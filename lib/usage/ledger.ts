@@ -5,6 +5,9 @@
  * disagree. `record()` only adds to the open batch (`batch.ts`); group commits write batches off the request
  * path, each once it is full or once the flush interval has passed, each exactly once (`batch_commit.ts`).
  *
+ * Refusals are bounded like any flood: those without a key by `keyless_budget.ts`, those of a key by
+ * `refusal_fold.ts`, so a client that keeps being refused writes a few rows a minute, each counted.
+ *
  * A store that does not answer (a network store in an outage: Deno's client keeps trying until it is back)
  * holds the writer at its commit; records keep being queued meanwhile and are written, in order, once the
  * commit lands. A commit that is sent again (by the client, or by a retry here) cannot land twice: each batch
@@ -14,39 +17,24 @@
  * says how many records and tokens were not written.
  */
 import { monotonicFactory } from "ulid";
-import type { UsageRecord } from "./types.ts";
+import type { LedgerProgress, UsageRecord } from "./types.ts";
 import type { CounterObserver, PendingTokens } from "./live_totals.ts";
 import { type TotalsScope, usageMarkKey } from "./kv_layout.ts";
 import { BatchCommit } from "./batch_commit.ts";
-import {
-  DEFAULT_KEYLESS_PER_MINUTE,
-  isKeylessRefusal,
-  KEYLESS_ROW_TTL_MS,
-  KeylessBudget,
-} from "./keyless_budget.ts";
+import { isKeylessRefusal, KEYLESS_ROW_TTL_MS } from "./keyless_budget.ts";
 import { Batch, MAX_BATCH_RECORDS, repair, validTime } from "./batch.ts";
+import { RefusalRows } from "./refusal_rows.ts";
 import { RecordEncoder } from "./row_codec.ts";
 import { DEFAULT_MAX_BACKLOG, type UsageLedgerOptions } from "./ledger_options.ts";
 
 export { readTotals, type Totals, type TotalsScope } from "./kv_layout.ts";
 export { listUsage, type UsageFilter } from "./history.ts";
+export type { LedgerProgress } from "./types.ts";
 
 interface Waiter {
   target: number;
   resolve: () => void;
   reject: (error: unknown) => void;
-}
-
-/**
- * How far a ledger got, for the quota decisions: a record taken is numbered `recorded` (as read right after
- * taking it), and each commit stores, at `markKey`, how many records the counters hold, so a snapshot that
- * reads the mark with the counters knows which of this ledger's records it counts.
- */
-export interface LedgerProgress {
-  readonly recorded: number;
-  readonly markKey: Deno.KvKey;
-  /** Resolves once every record taken so far is in the counters. */
-  flush(): Promise<void>;
 }
 
 export class UsageLedger implements PendingTokens, LedgerProgress {
@@ -70,7 +58,7 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
   private readonly intervalMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly observer?: CounterObserver;
-  private readonly keyless: KeylessBudget;
+  private readonly refusals: RefusalRows;
   private readonly writer: BatchCommit;
   private readonly maxBacklog: number;
   private readonly closeWaitMs: number;
@@ -93,13 +81,7 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
       observer: this.observer,
     });
     this.observer?.attach(this);
-    const perMinute = Math.max(Math.floor(options.keylessPerMinute ?? DEFAULT_KEYLESS_PER_MINUTE), 0);
-    const notice = options.onNotice ?? ((message) => console.warn(`usage ledger: ${message}`));
-    this.keyless = new KeylessBudget(perMinute, (count) =>
-      notice(
-        `${count} refusal(s) without a valid key in the last minute were counted but not recorded ` +
-          `(at most ${perMinute} per minute are)`,
-      ));
+    this.refusals = new RefusalRows(options, (rec) => this.queue(rec));
   }
 
   get recorded(): number {
@@ -118,7 +100,7 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
 
   /** Refusals without a valid key that were counted but not written, since the ledger started. */
   get keylessSkipped(): number {
-    return this.keyless.skipped;
+    return this.refusals.keylessSkipped;
   }
 
   /**
@@ -127,8 +109,11 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
    * is written straight away instead of on the timer.
    */
   record(rec: UsageRecord): void {
+    if (this.refusals.take(rec)) this.queue(rec);
+  }
+
+  private queue(rec: UsageRecord): void {
     const keyless = isKeylessRefusal(rec);
-    if (keyless && !this.keyless.take()) return;
     let timeMs = validTime(rec);
     let fit = rec;
     if (timeMs !== timeMs) {
@@ -176,7 +161,7 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
    * rejects naming the records and tokens not written.
    */
   async close(): Promise<void> {
-    if (!this.closed) this.keyless.close();
+    if (!this.closed) this.refusals.close();
     this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;

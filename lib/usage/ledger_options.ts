@@ -22,6 +22,11 @@ export interface UsageLedgerOptions {
   observer?: CounterObserver;
   /** Rows kept per minute for refusals without a valid key (default 10); the rest are only counted. */
   keylessPerMinute?: number;
+  /**
+   * Refusals of one key per minute written as rows of their own (default 5); the rest of the minute are
+   * written as one row per reason with their `count`.
+   */
+  refusalsPerMinute?: number;
   /** Told once a minute how many key-less refusals were not written. Default: console.warn. */
   onNotice?: (message: string) => void;
   /** Records queued and not yet written beyond which `full` is true (default 100,000). */

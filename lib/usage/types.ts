@@ -33,9 +33,24 @@ export interface UsageRecord {
   latencyMs: number;
   /** Time to the first byte of the response body, ms (absent if none was sent). */
   ttfbMs?: number;
+  /** How many refusals of the same key and reason this row stands for, when it is more than one (see
+   * `refusal_fold.ts`); absent on every other row. */
+  count?: number;
 }
 
 /** Where finished requests are reported; the ledger queues them so reporting never waits on storage. */
 export interface UsageSink {
   record(record: UsageRecord): void;
+}
+
+/**
+ * How far a ledger got, for the quota decisions: a record taken is numbered `recorded` (as read right after
+ * taking it), and each commit stores, at `markKey`, how many records the counters hold, so a snapshot that
+ * reads the mark with the counters knows which of this ledger's records it counts.
+ */
+export interface LedgerProgress {
+  readonly recorded: number;
+  readonly markKey: Deno.KvKey;
+  /** Resolves once every record taken so far is in the counters. */
+  flush(): Promise<void>;
 }
