@@ -21,7 +21,20 @@ async function totalsFor(ctx: CommandContext, scope: TotalsScope, ids: Iterable<
 }
 
 function recordsTable(records: UsageRecord[]): string {
-  const headers = ["TIME", "KEY", "USER", "MODEL", "SERVER", "FORMAT", "STREAM", "STATUS", "HTTP", "CODE"];
+  // REQS: a row of folded refusals stands for several requests (lib/usage/refusal_fold.ts).
+  const headers = [
+    "TIME",
+    "KEY",
+    "USER",
+    "MODEL",
+    "SERVER",
+    "FORMAT",
+    "STREAM",
+    "STATUS",
+    "HTTP",
+    "CODE",
+    "REQS",
+  ];
   headers.push("PROMPT", "COMPLETION", "LATENCY MS", "TTFB MS");
   const rows = records.map((r) => [
     r.time,
@@ -34,6 +47,7 @@ function recordsTable(records: UsageRecord[]): string {
     r.status,
     r.httpStatus,
     r.errorCode,
+    r.count ?? 1,
     r.promptTokens,
     r.completionTokens,
     r.latencyMs,

@@ -73,13 +73,13 @@ Deno.test("usage lists every record newest first with totals for the keys and us
   const lines = (await admin.human("usage")).split("\n");
   assert.match(
     lines[0],
-    /^TIME +KEY +USER +MODEL +SERVER +FORMAT +STREAM +STATUS +HTTP +CODE +PROMPT +COMPLETION +LATENCY MS +TTFB MS$/,
+    /^TIME +KEY +USER +MODEL +SERVER +FORMAT +STREAM +STATUS +HTTP +CODE +REQS +PROMPT +COMPLETION +LATENCY MS +TTFB MS$/,
   );
-  assert.match(lines[1], /^2026-11-22T10:00:00.000Z +key_other +- .* +ok +200 +- +7 +5 +120 +30$/);
-  assert.match(lines[2], /^2026-11-22T09:00:00.000Z .* +yes +partial +200 +- +4 +0 +120 +-$/);
+  assert.match(lines[1], /^2026-11-22T10:00:00.000Z +key_other +- .* +ok +200 +- +1 +7 +5 +120 +30$/);
+  assert.match(lines[2], /^2026-11-22T09:00:00.000Z .* +yes +partial +200 +- +1 +4 +0 +120 +-$/);
   assert.match(
     lines[3],
-    /^2026-11-22T08:00:00.000Z +- +- +llama3 +gpu1 +openai +no +rejected +401 +invalid_api_key +10 +5 +120 +30$/,
+    /^2026-11-22T08:00:00.000Z +- +- +llama3 +gpu1 +openai +no +rejected +401 +invalid_api_key +1 +10 +5 +120 +30$/,
   );
   assert.match(lines[6], /^2026-10-31T23:00:00.000Z /);
   assert.ok(lines.includes(`key    ${keyId}  4    34    234`), lines.join("\n"));
