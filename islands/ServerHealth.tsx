@@ -96,11 +96,14 @@ function WaitQueues({ queues }: { queues: NonNullable<HealthView["queues"]> }) {
 export default function ServerHealth(props: { initial: HealthView }) {
   const view = liveValue("health", props.initial).value;
   const up = view.servers.filter((s) => s.enabled && s.health === "up").length;
+  const unchecked = view.servers.filter((s) => s.enabled && s.health === "unknown").length;
   return (
     <section class="panel" aria-labelledby="servers-title">
       <header class="panel-head">
         <h2 id="servers-title">Servers</h2>
-        <span class="summary">{up} of {view.servers.length} up</span>
+        <span class="summary" data-servers-summary>
+          {up} of {view.servers.length} up{unchecked ? `, ${unchecked} not checked yet` : ""}
+        </span>
         <span class={`feed ${feedState.value}`} data-feed={feedState.value}>{feedState.value}</span>
       </header>
       {view.servers.length === 0

@@ -118,6 +118,11 @@ Deno.test("the console's figures add up and show quotas, health, audit and metri
     const iconAnswer = await page.request.get(`${s.gw.url}${icon}`);
     assert.equal(iconAnswer.status(), 200);
     assert.equal(iconAnswer.headers()["content-type"], "image/svg+xml");
+    assert.equal(
+      (await page.textContent("[data-servers-summary]"))?.trim(),
+      "2 of 2 up",
+      "probed before the shot",
+    );
     await shot(page, "admin-page.png");
 
     // The keys page: the expired key is not counted active, the capped one shows its full bar.
