@@ -7,27 +7,70 @@
  *    the two it is, the module learns from its command line (lib/http/runtime_serve.ts: hence `-A`).
  * Under the Deploy profile (`DENO_DEPLOY`, or `GATEWAY_PROFILE=deploy`) the runtime serves, always: Deno Deploy
  * serves the default export, and the profile is run locally with `deno serve`, which needs no `-A` then.
- * Either way SIGINT/SIGTERM drains and writes every record before the process exits. Imported by another
+ * Either way SIGINT/SIGTERM drains and writes every record before the process exits; so does the end of the
+ * command that launched it (`npx … task start`, lib/http/launcher_exit.ts). A start that fails says why in
+ * one line naming the setting and its value, and exits 1 (lib/log/startup_failure.ts). Imported by another
  * module, it listens nowhere (not even on the metrics port): the importer serves `fetch`.
  */
-import { loadConfig } from "./lib/config.ts";
+import { type Config, loadConfig } from "./lib/config.ts";
 import { Gateway } from "./lib/gateway.ts";
+import { watchLaunchers } from "./lib/http/launcher_exit.ts";
 import { runtimeServe } from "./lib/http/runtime_serve.ts";
+import { log, safeLocation } from "./lib/log/mod.ts";
+import { failStartup, type StartStep } from "./lib/log/startup_failure.ts";
+import { codeVersion } from "./lib/log/version.ts";
+import { DEFAULT_KV_PATH } from "./lib/store/kv.ts";
 
-const config = loadConfig();
+/** `work`, or the process ends with the one line saying which setting stopped it at `step`. */
+async function step<T>(name: StartStep, work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!import.meta.main) throw error;
+    return failStartup(name, error);
+  }
+}
+
+/** Where the store is, as the start line shows it. */
+function storeLocation(config: Config): string {
+  if (config.kvPath === undefined && config.profile === "deploy") return "the platform's (Deno.openKv())";
+  return safeLocation(config.kvPath, DEFAULT_KV_PATH);
+}
+
+const config = await step("configuration", () => loadConfig());
 const deploy = config.profile === "deploy";
 // The Deploy profile asks nothing of the command line: the runtime serves it, whatever runs it.
 const served = import.meta.main && !deploy ? runtimeServe() : undefined;
 const listens = import.meta.main && !deploy && served === undefined;
-const gateway = await Gateway.open(config);
+const gateway = await step("store", () => Gateway.open(config));
+let address = deploy ? "served by the runtime (deploy profile)" : "served by the runtime (deno serve)";
 if (listens) {
-  const { addr } = gateway.listen();
-  console.log(`gateway listening on http://${addr.hostname}:${addr.port}`);
+  const { addr } = await step("listen", () => gateway.listen());
+  address = `http://${addr.hostname}:${addr.port}`;
 }
-if (import.meta.main && deploy) console.log("gateway: deploy profile, served by the runtime");
 // Not where the workers of `--parallel` would all want the one port, nor for an importer (nor on Deploy).
-if (import.meta.main && !served?.parallel) gateway.serveMetrics();
-gateway.stopOnSignals();
+if (import.meta.main && !served?.parallel) await step("metrics", () => gateway.serveMetrics());
+const stop = gateway.stopOnSignals();
+if (import.meta.main) {
+  const { servers, users } = gateway.deps.view.snapshot;
+  log.info("gateway.start", `listening on ${address}`, {
+    address,
+    store: storeLocation(config),
+    profile: config.profile,
+    version: codeVersion(),
+    deno: Deno.version.deno,
+    pid: Deno.pid,
+    servers: servers.size,
+    users: users.size,
+    accessLog: config.accessLog,
+  });
+  const watch = watchLaunchers((launcher) => stop(`the launching process ${launcher.pid} ended`));
+  if (watch.launchers.length > 0) {
+    log.debug("gateway.launchers", "stops when any of these ends", {
+      pids: watch.launchers.map((l) => l.pid).join(" "),
+    });
+  }
+}
 
 /**
  * What `deno serve` serves. Empty when the gateway listens itself: the runtime takes a default export with

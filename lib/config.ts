@@ -6,6 +6,7 @@ import { z } from "zod";
 import { parseRange } from "./policy/ip_address.ts";
 import { bodyMemoryFor, defaultBodyMemory } from "./http/body_budget.ts";
 import { checkDeployable, DEPLOY_SHUTDOWN_GRACE_MS, type Profile } from "./deploy_profile.ts";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log/mod.ts";
 import { isHostname } from "./http/metrics_host.ts";
 
 /** The shortest admin token accepted at start. */
@@ -173,6 +174,15 @@ const ConfigSchema = z.object({
   GATEWAY_PROFILE: z.enum(["deploy", "self-hosted"]).optional(),
   /** Set by Deno Deploy in every context; users cannot set `DENO_` variables there. */
   DENO_DEPLOY: z.string().optional(),
+  /** The least severe log lines written to stderr (lib/log/): `debug`, `info`, `warn` or `error`. */
+  GATEWAY_LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** `text` lines for a person, or `json`: one JSON object per line, for a log shipper. */
+  GATEWAY_LOG_FORMAT: z.enum(LOG_FORMATS).default("text"),
+  /**
+   * `1`: one line per finished request (time, key id, model, server, format, status, tokens, latency), at
+   * `info`. Off by default: a busy gateway would write thousands a second.
+   */
+  GATEWAY_ACCESS_LOG: z.enum(["0", "1", "false", "true"]).default("0"),
 });
 
 export interface Config {
@@ -237,13 +247,27 @@ export interface Config {
   storeOutage: "closed" | "allow";
   /** Under `allow`: requests per key, minute and process admitted past each limit the store must check. */
   storeOutageRpm: number;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
+  /** One log line per finished request. */
+  accessLog: boolean;
+}
+
+/** Settings whose value is a secret: a start-up error names them without their value. */
+const SECRET_SETTING = /TOKEN|SECRET|PASSWORD|_KEY$/;
+
+/** `NAME=value` as a start-up error shows it. */
+export function settingText(name: string, value: string | undefined): string {
+  if (value === undefined) return `${name} (unset)`;
+  return SECRET_SETTING.test(name) ? `${name}=<hidden>` : `${name}=${JSON.stringify(value)}`;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
   const parsed = ConfigSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`Invalid configuration: ${issue.path.join(".")}: ${issue.message}`);
+    const name = String(issue.path[0]);
+    throw new Error(`Invalid configuration: ${settingText(name, env[name])}: ${issue.message}`);
   }
   const e = parsed.data;
   const profile: Profile = e.GATEWAY_PROFILE ?? (e.DENO_DEPLOY ? "deploy" : "self-hosted");
@@ -300,6 +324,9 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     storeTimeoutMs: e.GATEWAY_STORE_TIMEOUT_MS,
     storeOutage: e.GATEWAY_STORE_OUTAGE,
     storeOutageRpm: e.GATEWAY_STORE_OUTAGE_RPM,
+    logLevel: e.GATEWAY_LOG_LEVEL,
+    logFormat: e.GATEWAY_LOG_FORMAT,
+    accessLog: e.GATEWAY_ACCESS_LOG === "1" || e.GATEWAY_ACCESS_LOG === "true",
   };
 }
 

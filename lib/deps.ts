@@ -13,6 +13,13 @@ import { HealthProber, LoopLag, Scheduler, ServerState, type SharedLoad } from "
 import { Reachability } from "./backends/reachability.ts";
 import { GatewayMetrics } from "./metrics/mod.ts";
 import { OpenStreams } from "./http/stream_response.ts";
+import {
+  keylessNotice,
+  SLOW_STORE_MS,
+  storeChanged,
+  storeSlow,
+  usageWriteFailed,
+} from "./log/store_events.ts";
 
 export interface Deps {
   config: Config;
@@ -57,6 +64,7 @@ export function meteredServices(kv: Deno.Kv, config: Config, view: StoreView, on
     onError,
     observer: totals,
     keylessPerMinute: config.keylessRecordsPerMinute,
+    onNotice: keylessNotice,
     // Deno's client waits for an unreachable network store forever; a stop does not.
     closeWaitMs: link.remote ? 3 * config.storeTimeoutMs : undefined,
   });
@@ -136,11 +144,17 @@ export async function createDeps(
 ): Promise<GatewayDeps> {
   const { now = Date.now, random = Math.random } = options;
   const remote = isNetworkStore(config.kvPath, config.profile === "deploy");
-  const link = new StoreLink({ remote, timeoutMs: config.storeTimeoutMs });
+  const link = new StoreLink({
+    remote,
+    timeoutMs: config.storeTimeoutMs,
+    onChange: storeChanged,
+    slowMs: SLOW_STORE_MS,
+    onSlow: storeSlow,
+  });
   const view = await StoreView.open(kv, config.reloadIntervalMs, now, link);
   const routing = routingServices(config, view, globalThis.fetch, now, random, options.shared);
   if (options.probe ?? true) routing.prober.start();
-  const metered = meteredServices(kv, config, view, (e) => console.error("gateway: usage ledger:", e));
+  const metered = meteredServices(kv, config, view, usageWriteFailed);
   const metrics = new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler);
   return {
     config,

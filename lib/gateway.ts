@@ -23,7 +23,10 @@ import type { Listening } from "./http/listener.ts";
 import { serveMetrics } from "./http/metrics_server.ts";
 import { closeAdminServices } from "./admin_web/services.ts";
 import { type GatewayAddress, listenForGateway } from "./http/serve.ts";
-import { coordinateShutdown } from "./http/worker_shutdown.ts";
+import { coordinateShutdown, type StopProcess } from "./http/worker_shutdown.ts";
+import { logRequest } from "./log/access_log.ts";
+import { log } from "./log/mod.ts";
+import { RequestSummary } from "./log/request_summary.ts";
 import { openPlatformStore, openStore } from "./store/kv.ts";
 import type { UsageLedger } from "./usage/mod.ts";
 import type { UsageRecord } from "./usage/types.ts";
@@ -43,6 +46,7 @@ export class Gateway {
   readonly drain: Drain;
   readonly #app: ReturnType<typeof buildApp>;
   readonly #listening: Listening[] = [];
+  readonly #summary: RequestSummary;
   #metrics?: Listening;
   #stopped?: Promise<void>;
 
@@ -54,16 +58,24 @@ export class Gateway {
     /** The same services with the ledger itself, which closing flushes. */
     readonly services: GatewayDeps,
     private readonly ownsStore: boolean,
+    summary: RequestSummary,
   ) {
-    this.drain = new Drain({ graceMs: config.shutdownGraceMs, streams: services.streams });
+    this.#summary = summary;
+    this.drain = new Drain({
+      graceMs: config.shutdownGraceMs,
+      streams: services.streams,
+      log: (line) => log.info("gateway.draining", line.replace(/^gateway: /, "")),
+    });
     this.#app = buildApp(deps, manifest);
   }
 
   static async open(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
+    log.configure({ level: config.logLevel, format: config.logFormat });
+    // A store named in GATEWAY_KV whose folder is missing is a mistyped path, refused rather than made empty.
     const kv = options.kv ??
       await (config.profile === "deploy" && config.kvPath === undefined
         ? openPlatformStore()
-        : openStore(config.kvPath));
+        : openStore(config.kvPath, { folderMustExist: config.kvPath !== undefined }));
     let services: GatewayDeps;
     try {
       services = await createDeps(config, kv, options);
@@ -73,18 +85,22 @@ export class Gateway {
     }
     const { onRecord } = options;
     const ledger = services.usage;
-    const deps: Deps = onRecord
-      ? {
-        ...services,
-        usage: {
-          record: (record) => {
-            onRecord(record);
-            ledger.record(record);
-          },
+    const summary = new RequestSummary();
+    const see = summary.see;
+    // Chosen once here: with the access log off, a request pays for the summary's one comparison only.
+    const access = config.accessLog ? logRequest : undefined;
+    const deps: Deps = {
+      ...services,
+      usage: {
+        record: (record) => {
+          onRecord?.(record);
+          see(record);
+          access?.(record);
+          ledger.record(record);
         },
-      }
-      : services;
-    return new Gateway(config, kv, deps, services, !options.kv);
+      },
+    };
+    return new Gateway(config, kv, deps, services, !options.kv, summary);
   }
 
   /** Where usage records are written, with their counters. */
@@ -142,6 +158,7 @@ export class Gateway {
     for (const listening of this.#listening) listening.closeIdle?.();
     // Scrapes go on during the drain; the figures are final now.
     this.#metrics?.close();
+    this.#summary.close();
     try {
       await closeAdminServices(this.deps).catch((error) => console.error("gateway: admin:", error));
       await closeDeps(this.services);
@@ -155,9 +172,17 @@ export class Gateway {
    * `start:parallel` and of `deno serve --parallel` are gateways of one process); a second signal ends what
    * still runs at once. Exits 1 if records could not be written, or if a stop hangs.
    */
-  stopOnSignals(): void {
-    coordinateShutdown({
-      drainAndFlush: () => this.stop(),
+  stopOnSignals(): StopProcess {
+    return coordinateShutdown({
+      drainAndFlush: async (reason) => {
+        const running = this.drain.inFlight;
+        log.info("gateway.stopping", `stopping (${reason})`, { reason, running });
+        const started = performance.now();
+        await this.stop();
+        log.info("gateway.stopped", "stopped: every usage record written", {
+          ms: Math.round(performance.now() - started),
+        });
+      },
       hurry: () => this.drain.hurry(),
       hangMs: this.config.shutdownGraceMs + LAST_WRITES_MS,
     });

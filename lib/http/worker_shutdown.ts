@@ -9,22 +9,32 @@
  * Each worker closes its own listener when it stops. A request that still reaches a stopping worker (on a
  * connection kept alive from before) is refused by its route through the drain: 503 in the path's own error
  * shape, recorded like any refusal (lib/http/stopping_refusal.ts).
+ *
+ * What else must stop the process as a signal would (the launcher that started it going away,
+ * lib/http/launcher_exit.ts) calls the function `coordinateShutdown` returns, with its reason.
  */
+import { errorText, log } from "../log/mod.ts";
 
 type Message = { type: "hello" | "here" | "stop" | "done"; id: string; failed?: boolean };
 
 const SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
 export interface WorkerShutdown {
-  /** Ends the worker's requests (bounded) and writes what it has pending; rejects if writing failed. */
-  drainAndFlush: () => Promise<void>;
+  /**
+   * Ends the worker's requests (bounded) and writes what it has pending; rejects if writing failed. `reason`:
+   * what stopped it (a signal's name), for the log.
+   */
+  drainAndFlush: (reason: string) => Promise<void>;
   /** A second signal: the drain stops waiting. */
   hurry?: () => void;
   /** Beyond this, the process exits whether or not every worker said it was done. */
   hangMs: number;
 }
 
-export function coordinateShutdown({ drainAndFlush, hurry, hangMs }: WorkerShutdown): void {
+/** Stops as a signal would, for `reason`; returned by `coordinateShutdown`. */
+export type StopProcess = (reason: string) => void;
+
+export function coordinateShutdown({ drainAndFlush, hurry, hangMs }: WorkerShutdown): StopProcess {
   const id = crypto.randomUUID();
   const channel = new BroadcastChannel("gateway-shutdown");
   const peers = new Set<string>([id]);
@@ -44,31 +54,32 @@ export function coordinateShutdown({ drainAndFlush, hurry, hangMs }: WorkerShutd
     }
     // A signal stops the whole process, but it may reach only some workers: one that hears of a stop starts
     // its own, or the others would wait for it until the hang bound.
-    if (data.type === "stop" || data.type === "done") void stop(false);
+    if (data.type === "stop" || data.type === "done") void stop(false, "another worker is stopping");
     exitWhenAllDone();
   };
   channel.postMessage({ type: "hello", id } satisfies Message);
 
   let signals = 0;
-  const stop = async (signalled: boolean) => {
+  const stop = async (signalled: boolean, reason: string) => {
     // Only a second signal to this worker hurries it; a peer's stop arriving before our own signal does not.
     if (signalled && ++signals > 1) return hurry?.();
     if (stopping) return;
     stopping = true;
     channel.postMessage({ type: "stop", id } satisfies Message);
     setTimeout(() => {
-      console.error("gateway: a worker did not finish its shutdown in time; exiting");
+      log.error("gateway.hung", `a worker did not finish its shutdown within ${hangMs} ms; exiting`);
       Deno.exit(1);
     }, hangMs);
     try {
-      await drainAndFlush();
+      await drainAndFlush(reason);
     } catch (error) {
-      console.error("gateway: writing pending usage at shutdown failed:", error);
+      log.error("gateway.unwritten", `writing pending usage at shutdown failed: ${errorText(error)}`);
       failed = true;
     }
     done.add(id);
     channel.postMessage({ type: "done", id, failed } satisfies Message);
     exitWhenAllDone();
   };
-  for (const signal of SIGNALS) Deno.addSignalListener(signal, () => void stop(true));
+  for (const signal of SIGNALS) Deno.addSignalListener(signal, () => void stop(true, signal));
+  return (reason) => void stop(false, reason);
 }

@@ -27,7 +27,11 @@
  * but fails real work (out of memory, a broken model), so a passing probe proves nothing and the full `openMs`
  * wait applies; otherwise every probe would sacrifice one client request to a broken server. A probe never
  * closes the breaker: only a real request proves the server can chat.
+ *
+ * A named breaker (the server's) logs each change of state with its reason; changes are rare, so the request
+ * path pays nothing for it.
  */
+import { log } from "../log/mod.ts";
 
 export type BreakerState = "closed" | "open" | "half-open";
 
@@ -39,6 +43,8 @@ export interface BreakerOptions {
   openMs?: number;
   /** How long an unreported trial blocks the next one. */
   trialLeaseMs?: number;
+  /** The server's name, for the log line of each change of state; unnamed, the breaker logs nothing. */
+  name?: string;
 }
 
 /** Proof of admission; hand it back with the outcome. */
@@ -56,6 +62,7 @@ export class Breaker {
   readonly openMs: number;
   readonly trialLeaseMs: number;
   readonly #now: () => number;
+  readonly #name?: string;
   /** Stored state; an open breaker whose time is up reads as half-open and becomes so on the next admit. */
   #state: BreakerState = "closed";
   #epoch = 0;
@@ -69,6 +76,7 @@ export class Breaker {
 
   constructor(options: BreakerOptions) {
     this.#now = options.now;
+    this.#name = options.name;
     this.failureThreshold = options.failureThreshold ?? 5;
     this.openMs = options.openMs ?? 30_000;
     this.trialLeaseMs = options.trialLeaseMs ?? 120_000;
@@ -103,7 +111,7 @@ export class Breaker {
       case "open":
         return undefined;
       case "half-open":
-        if (this.#state === "open") this.#enter("half-open");
+        if (this.#state === "open") this.#enter("half-open", `open for ${this.openMs} ms: one trial request`);
         if (!this.#trialFree()) return undefined;
         this.#trial = new Grant(this.#epoch, true);
         this.#trialExpires = this.#now() + this.trialLeaseMs;
@@ -115,7 +123,7 @@ export class Breaker {
     if (!this.#current(pass)) return;
     if (this.#state === "closed") this.#failures = 0;
     else if (this.#state === "half-open" && pass.trial) {
-      this.#enter("closed");
+      this.#enter("closed", "the trial request succeeded");
       // The trial goes on as an ordinary request: a stream of it breaking later counts as a failure.
       (pass as Grant).epoch = this.#epoch;
     }
@@ -124,8 +132,8 @@ export class Breaker {
   failure(pass: Pass): void {
     if (!this.#current(pass)) return;
     if (this.#state === "closed") {
-      if (++this.#failures >= this.failureThreshold) this.#open();
-    } else if (this.#state === "half-open" && pass.trial) this.#open();
+      if (++this.#failures >= this.failureThreshold) this.#open(`${this.#failures} consecutive failures`);
+    } else if (this.#state === "half-open" && pass.trial) this.#open("the trial request failed");
   }
 
   /** The caller gave up without an outcome: frees the trial it held, if any. */
@@ -134,12 +142,14 @@ export class Breaker {
   }
 
   probeFailed(): void {
-    this.#open();
+    this.#open("the health probe failed");
     this.#probeFailedWhileOpen = true;
   }
 
   probePassed(): void {
-    if (this.#state === "open" && this.#probeFailedWhileOpen) this.#enter("half-open");
+    if (this.#state === "open" && this.#probeFailedWhileOpen) {
+      this.#enter("half-open", "the health probe passed again: one trial request");
+    }
   }
 
   #current(pass: Pass): boolean {
@@ -150,12 +160,17 @@ export class Breaker {
     return this.#trial === undefined || this.#now() >= this.#trialExpires;
   }
 
-  #open(): void {
-    this.#enter("open");
+  #open(reason: string): void {
+    this.#enter("open", reason);
     this.#openUntil = this.#now() + this.openMs;
   }
 
-  #enter(state: BreakerState): void {
+  #enter(state: BreakerState, reason: string): void {
+    if (this.#name !== undefined && state !== this.#state) {
+      const fields = { server: this.#name, from: this.#state, to: state, reason };
+      if (state === "open") log.warn("breaker.open", `${this.#name}: circuit open, ${reason}`, fields);
+      else log.info(`breaker.${state}`, `${this.#name}: circuit ${state}, ${reason}`, fields);
+    }
     this.#state = state;
     this.#epoch++;
     this.#failures = 0;

@@ -8,8 +8,12 @@
  * probes; and a probe whose fetch ignores its abort still reports a timeout at its deadline. Error texts are a
  * few words naming the endpoint, never the server's address (a fetch error's text carries the full URL).
  * Servers that are removed or disabled are forgotten by the state, so one added back starts afresh.
+ *
+ * Each server's first result and every change between up and down is logged, with the reason when down: the
+ * admin learns which server went away and why without opening the console.
  */
 import { concat } from "../http/read_body.ts";
+import { errorText, log } from "../log/mod.ts";
 import type { BackendKind, ServerRecord } from "../store/records.ts";
 import type { ProbeResult, ServerState } from "./server_state.ts";
 import { type ModelFacts, ollamaModelFacts, openaiModelFacts } from "./model_facts.ts";
@@ -149,6 +153,8 @@ export class HealthProber {
   readonly intervalMs: number;
   readonly timeoutMs: number;
   readonly #running = new Map<string, Running>();
+  /** Each server's last logged health: a line is written when it changes, not every round. */
+  readonly #logged = new Map<string, boolean>();
   #timer?: ReturnType<typeof setInterval>;
 
   constructor(readonly options: HealthOptions) {
@@ -159,7 +165,8 @@ export class HealthProber {
   /** Probes at once, then every `intervalMs` until `stop()`. */
   start(): void {
     if (this.#timer !== undefined) return;
-    const round = () => this.probeNow().catch((e) => console.error("gateway: health probing failed:", e));
+    const round = () =>
+      this.probeNow().catch((e) => log.error("probe.failed", `health probing failed: ${errorText(e)}`));
     this.#timer = setInterval(round, this.intervalMs);
     Deno.unrefTimer(this.#timer as unknown as number);
     round();
@@ -179,6 +186,7 @@ export class HealthProber {
     const servers = this.options.servers().filter((s) => s.enabled);
     const names = new Set(servers.map((s) => s.name));
     this.options.state.forget(this.options.state.names().filter((n) => !names.has(n)));
+    for (const name of this.#logged.keys()) if (!names.has(name)) this.#logged.delete(name);
     await Promise.all(servers.map((s) => (this.#running.get(s.name) ?? this.#probe(s)).done));
   }
 
@@ -215,6 +223,7 @@ export class HealthProber {
         clearTimeout(timer);
         if (abort.signal.reason !== STOPPED) {
           state.probed(server.name, { ...result, durationMs: now() - started });
+          this.#logChange(server.name, result);
         }
       });
     const running = { abort, done };
@@ -224,6 +233,21 @@ export class HealthProber {
       if (this.#running.get(server.name) === running) this.#running.delete(server.name);
     });
     return running;
+  }
+
+  #logChange(name: string, result: ProbeResult): void {
+    const was = this.#logged.get(name);
+    if (was === result.ok) return;
+    this.#logged.set(name, result.ok);
+    if (result.ok) {
+      const models = result.models?.length;
+      const fields = { server: name, version: result.version, models };
+      const back = was === false ? " again" : "";
+      log.info("server.up", `${name} is up${back}`, fields);
+    } else {
+      const reason = result.error ?? "probe failed";
+      log.warn("server.down", `${name} is down: ${reason}`, { server: name, reason });
+    }
   }
 }
 

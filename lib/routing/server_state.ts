@@ -267,7 +267,7 @@ export class ServerState {
       const o = this.options;
       entry = new Entry(
         server,
-        new Breaker({ ...o.breaker, now: this.#now }),
+        new Breaker({ ...o.breaker, now: this.#now, name: server }),
         new LatencyRing(o.latencySamples ?? 256, o.latencyMaxAgeMs ?? 300_000),
         new LearnedSlots({ ...LEARNING, ...o.learning }),
       );

@@ -18,16 +18,44 @@ export const KV_KEYS = {
   generation: ["meta", "generation"] as const,
 };
 
-export async function openStore(path?: string): Promise<Deno.Kv> {
+/** A store file's folder that is not there, when it had to be (`GATEWAY_KV`): a typo, not a new store. */
+export class StoreFolderMissing extends Error {
+  constructor(readonly path: string, readonly folder: string) {
+    super(`the folder ${folder} does not exist (the store is not created there: make the folder first)`);
+    this.name = "StoreFolderMissing";
+  }
+}
+
+export interface OpenStoreOptions {
+  /**
+   * Refuse a file whose folder does not exist instead of creating it: the gateway's `GATEWAY_KV`, where a
+   * mistyped path would otherwise open a new, empty store and refuse every key without a word.
+   */
+  folderMustExist?: boolean;
+}
+
+export async function openStore(path?: string, options: OpenStoreOptions = {}): Promise<Deno.Kv> {
   const target = path ?? DEFAULT_KV_PATH;
   const remote = /^https?:\/\//.test(target);
   if (!remote && target !== ":memory:") {
     const dir = target.replace(/[\\/][^\\/]*$/, "");
-    if (dir && dir !== target) await makePrivateDir(dir);
+    if (dir && dir !== target) {
+      if (options.folderMustExist) await mustBeFolder(target, dir);
+      else await makePrivateDir(dir);
+    }
   }
   const kv = await Deno.openKv(target);
   if (!remote && target !== ":memory:") await makePrivateFiles(target);
   return remote || target === ":memory:" ? kv : withLockRetry(kv);
+}
+
+async function mustBeFolder(path: string, dir: string): Promise<void> {
+  try {
+    if ((await Deno.stat(dir)).isDirectory) return;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  throw new StoreFolderMissing(path, dir);
 }
 
 /**

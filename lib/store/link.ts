@@ -51,6 +51,9 @@ export interface StoreLinkOptions {
   timeoutMs: number;
   /** Told when the store goes down and when it is back. Default: console.error / console.log. */
   onChange?: (state: StoreState, message: string) => void;
+  /** Told of each probe read that took longer than `slowMs` (default: never), with its time in ms. */
+  slowMs?: number;
+  onSlow?: (ms: number) => void;
   now?: () => number;
 }
 
@@ -64,9 +67,13 @@ export class StoreLink {
   #waiters: (() => void)[] = [];
   readonly #onChange: (state: StoreState, message: string) => void;
   readonly #now: () => number;
+  readonly #slowMs: number;
+  readonly #onSlow?: (ms: number) => void;
 
   constructor(options: StoreLinkOptions) {
     this.remote = options.remote;
+    this.#slowMs = options.slowMs ?? Infinity;
+    this.#onSlow = options.onSlow;
     this.timeoutMs = options.timeoutMs;
     this.#now = options.now ?? Date.now;
     this.#onChange = options.onChange ?? ((state, message) => {
@@ -180,7 +187,9 @@ export class StoreLink {
       : undefined;
     try {
       const value = await read();
-      if (!late && roundTrip) this.#roundTripMs = performance.now() - started;
+      const ms = performance.now() - started;
+      if (!late && roundTrip) this.#roundTripMs = ms;
+      if (ms > this.#slowMs) this.#onSlow?.(ms);
       this.#markUp();
       return value;
     } catch (error) {

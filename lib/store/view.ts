@@ -14,6 +14,7 @@ import { StoreUnavailable } from "../errors.ts";
 import { KV_KEYS, readGeneration } from "./kv.ts";
 import { byDigest, findKeyByDigest, secretValid } from "./keys.ts";
 import { StoreLink, StoreUnreachable } from "./link.ts";
+import { logConfigChange } from "../log/config_change.ts";
 import type { ClusterRecord, KeyRecord, ServerRecord, UserRecord } from "./records.ts";
 
 /** Bounds memory when clients present many distinct (mostly invalid) keys. */
@@ -101,6 +102,15 @@ export class StoreView {
         readKeys(this.kv, known.slice(-RELOADED_KEYS)),
       ]), false);
     for (const [digest, record] of this.#keys) if (record === null) keys.set(digest, null);
+    // The first read is the start, which the start line tells of; later ones are admin changes.
+    if (this.#generation !== -1n) {
+      logConfigChange(generation, { ...this.#snapshot, keys: this.#keys }, {
+        servers,
+        clusters,
+        users,
+        keys,
+      });
+    }
     this.#snapshot = { servers, clusters, users };
     this.#keys = keys;
     // A lookup begun before the change may have read what it changed: later requests read afresh.
