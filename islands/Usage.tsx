@@ -123,6 +123,7 @@ function Requests({ rows, caption, name }: { rows: RecentProblem[]; caption: str
                 <td>
                   <span class={`badge ${r.status}`}>{r.status}</span>{" "}
                   <span class="muted">{r.httpStatus}</span>
+                  {r.count ? <span class="muted" data-count={r.count}>{` × ${count(r.count)}`}</span> : null}
                 </td>
                 <td>{r.code ?? "–"}</td>
                 <td>{r.server ?? "–"}</td>
@@ -143,7 +144,7 @@ export default function Usage(props: { initial: UsageView }) {
   const noKey: ExtraRow = {
     id: "no-key",
     label: "No key",
-    note: "refused before a key was found",
+    note: "refused before a key was found (past a few a minute, only the metrics count them)",
     tallies: view.noKey,
   };
   const keyExtra = view.otherKeys

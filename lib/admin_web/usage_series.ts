@@ -92,12 +92,14 @@ export class UsageSeries {
     const time = Date.parse(rec.time);
     if (time < horizon) return;
     const tokens = rec.promptTokens + rec.completionTokens;
+    // A folded row stands for several refusals (`refusal_fold.ts`).
+    const requests = rec.count ?? 1;
     const scopes = ["all"];
     if (rec.keyId !== undefined) scopes.push(`key:${rec.keyId}`);
     if (rec.user !== undefined) scopes.push(`user:${rec.user}`);
     for (const scope of scopes) {
-      bump(this.#hours, scope, Math.floor(time / HOUR_MS) * HOUR_MS, tokens);
-      bump(this.#days, scope, Math.floor(time / DAY_MS) * DAY_MS, tokens);
+      bump(this.#hours, scope, Math.floor(time / HOUR_MS) * HOUR_MS, requests, tokens);
+      bump(this.#days, scope, Math.floor(time / DAY_MS) * DAY_MS, requests, tokens);
     }
   }
 
@@ -112,11 +114,17 @@ export class UsageSeries {
   }
 }
 
-function bump(table: Map<Scope, Buckets>, scope: Scope, start: number, tokens: number): void {
+function bump(
+  table: Map<Scope, Buckets>,
+  scope: Scope,
+  start: number,
+  requests: number,
+  tokens: number,
+): void {
   let buckets = table.get(scope);
   if (!buckets) table.set(scope, buckets = new Map());
   const bucket = buckets.get(start) ?? { requests: 0, tokens: 0 };
-  bucket.requests++;
+  bucket.requests += requests;
   bucket.tokens += tokens;
   buckets.set(start, bucket);
 }

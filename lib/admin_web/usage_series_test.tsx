@@ -38,11 +38,18 @@ Deno.test("the series bucket the ledger per hour (48) and per day (30), for ever
   assert.equal((await series.series("key:k2")).days.at(-1)!.requests, 1);
   assert.equal((await series.series("user:alice")).days.reduce((n, p) => n + p.requests, 0), 2);
 
+  await write(kv, now - 1000, { keyId: "k2", status: "rejected", count: 7 });
+  assert.equal(
+    (await series.series("key:k2")).hours.at(-1)!.requests,
+    7,
+    "a folded row counts as its refusals",
+  );
+
   now += 2 * HOUR;
   await write(kv, now - 1000);
   const later = await series.series("all");
   assert.equal(later.hours.at(-1)!.requests, 1, "new rows are read incrementally");
-  assert.equal(later.days.at(-1)!.requests, 3, "and nothing is counted twice");
+  assert.equal(later.days.at(-1)!.requests, 10, "and nothing is counted twice");
 });
 
 Deno.test("the charts are self-contained SVG with one bar per non-empty bucket", async () => {

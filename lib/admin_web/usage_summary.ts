@@ -138,11 +138,13 @@ export class UsageSummary {
       targets.push(tallies);
     }
     const failed = rec.status !== "ok";
+    // A folded row stands for several refusals of one key and reason (`refusal_fold.ts`).
+    const n = rec.count ?? 1;
     for (const tallies of targets) {
       for (const period of current) {
         const t = tallies[period];
-        t.requests++;
-        if (failed) t.failed++;
+        t.requests += n;
+        if (failed) t.failed += n;
         t.promptTokens += rec.promptTokens;
         t.completionTokens += rec.completionTokens;
       }
@@ -189,6 +191,7 @@ function noteProblem(list: RecentProblem[], rec: UsageRecord): void {
     format: rec.format,
     status: rec.status,
     httpStatus: rec.httpStatus,
+    ...(rec.count === undefined ? {} : { count: rec.count }),
     code: rec.errorCode,
     tokens: rec.promptTokens + rec.completionTokens,
   });

@@ -122,3 +122,14 @@ Deno.test("the key and user rows add up to the totals: other keys, no user and n
   ]);
   assert.deepEqual(view.recent.map((r) => [r.httpStatus, r.code, r.key]), [[503, "no_server", "k1"]]);
 });
+
+Deno.test("a folded row of refusals counts as the refusals it stands for", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const now = Date.UTC(2026, 10, 18, 12);
+  await write(kv, record(now - 2000));
+  await write(kv, record(now - 1000, { status: "rejected", httpStatus: 429, promptTokens: 0, count: 40 }));
+  const view = await new UsageSummary(kv, () => now).view();
+  assert.equal(view.totals.day.requests, 41);
+  assert.equal(view.keys[0].day.failed, 40);
+  assert.equal(view.rejected[0].count, 40);
+});

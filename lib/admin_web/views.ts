@@ -67,6 +67,8 @@ export interface RecentProblem {
   status: string;
   /** The HTTP status the client saw. */
   httpStatus: number;
+  /** How many refusals of the same key and reason the row stands for, when more than one. */
+  count?: number;
   code?: string;
   tokens: number;
 }
