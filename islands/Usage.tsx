@@ -40,6 +40,8 @@ function UsageTable(
     totals: Tallies;
     period: Period;
     withUser?: boolean;
+    /** Where a row's name leads: the key's or user's own page. */
+    link?: (id: string) => string;
   },
 ) {
   const span = props.withUser ? 2 : 1;
@@ -68,7 +70,7 @@ function UsageTable(
             : null}
           {props.rows.map((row) => (
             <tr key={row.id} data-row={row.id}>
-              <td>{row.label}</td>
+              <td>{props.link ? <a href={props.link(row.id)}>{row.label}</a> : row.label}</td>
               {props.withUser ? <td>{row.user ?? "–"}</td> : null}
               <TallyCells t={row[props.period]} />
             </tr>
@@ -182,6 +184,7 @@ export default function Usage(props: { initial: UsageView }) {
         totals={view.totals}
         period={period.value}
         withUser
+        link={(id) => `/admin/keys?key=${encodeURIComponent(id)}`}
       />
       <UsageTable
         caption="Users"
@@ -189,6 +192,7 @@ export default function Usage(props: { initial: UsageView }) {
         extra={userExtra}
         totals={view.totals}
         period={period.value}
+        link={(name) => `/admin/users?user=${encodeURIComponent(name)}`}
       />
       <Requests rows={view.recent} caption="Latest failed and partial requests" name="recent" />
       <Requests rows={view.rejected} caption="Latest refused requests" name="rejected" />
