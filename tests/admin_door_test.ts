@@ -104,9 +104,15 @@ Deno.test("wrong admin tokens are slowed per address with 429 and Retry-After, c
   assert.equal(slowed.headers.get("set-cookie"), null);
   assert.match(await slowed.text(), /try again in 1 s/);
 
+  // An IPv6 client counts as its /64, however many of its addresses it uses.
+  for (const host of ["1", "2", "3"]) {
+    const v6 = { "X-Forwarded-For": `2001:db8:1:2::${host}`, Authorization: "Bearer guess-number-v6" };
+    assert.equal((await status(statusUrl, v6)).status, 401);
+  }
+
   const metrics = await fetch(`${s.gw.url}/metrics`, { headers: { ...other, ...BEARER } });
   assert.deepEqual(failureCounts(await metrics.text()), {
-    "bearer wrong_token": 5,
+    "bearer wrong_token": 8,
     "bearer throttled": 36,
     "form wrong_token": 5,
     "form throttled": 1,
@@ -119,6 +125,7 @@ Deno.test("wrong admin tokens are slowed per address with 429 and Retry-After, c
 
   const firstWritten = loginFailures(await listAudit(s.gw.kv));
   assert.deepEqual(firstWritten.map((r) => [r.actor, r.changes.failures]), [
+    [{ kind: "api", address: "2001:db8:1:2::/64" }, { after: 1 }],
     [{ kind: "page", address: "198.51.100.77" }, { after: 1 }],
     [{ kind: "api", address: "203.0.113.9" }, { after: 1 }],
   ]);
@@ -126,8 +133,9 @@ Deno.test("wrong admin tokens are slowed per address with 429 and Retry-After, c
   const summary = await errorLines(() => closeAdminServices(s.gw.deps));
   const final = loginFailures(await listAudit(s.gw.kv));
   assert.deepEqual(final.map((r) => [r.id, r.actor.address, r.changes]), [
-    [firstWritten[0].id, "198.51.100.77", { failures: { after: 5 }, throttled: { after: 1 } }],
-    [firstWritten[1].id, "203.0.113.9", { failures: { after: 5 }, throttled: { after: 36 } }],
+    [firstWritten[0].id, "2001:db8:1:2::/64", { failures: { after: 3 } }],
+    [firstWritten[1].id, "198.51.100.77", { failures: { after: 5 }, throttled: { after: 1 } }],
+    [firstWritten[2].id, "203.0.113.9", { failures: { after: 5 }, throttled: { after: 36 } }],
   ]);
   assert.ok(summary.some((line) => /5 failed and 36 throttled .* \(bearer\) from 203\.0\.113\.9/.test(line)));
   const trail = JSON.stringify(await listAudit(s.gw.kv));

@@ -22,7 +22,7 @@ import { auditId, type AuditRecord } from "../audit/mod.ts";
 import { StoreUnavailable } from "../errors.ts";
 import { StoreUnreachable } from "../store/link.ts";
 import { callerAddress } from "./caller_address.ts";
-import { AdminThrottle } from "./admin_throttle.ts";
+import { AdminThrottle, throttleKey } from "./admin_throttle.ts";
 import { type AuthVia, FailedLogins, type FailureReason } from "./failed_logins.ts";
 import { AdminSessions, SESSION_MS } from "./sessions.ts";
 
@@ -201,13 +201,14 @@ export class AdminGate {
   #try(token: string, via: AuthVia, request: Request, client: ClientInfo): AdminAccess {
     const address = this.callerAddress(request, client);
     const retryAfterS = this.#throttle.retryAfter(address);
+    // Reported as the throttle counts them, so an IPv6 client walking through its /64 fills one entry.
     if (retryAfterS > 0) {
-      this.#failures.note(address, via, "throttled");
+      this.#failures.note(throttleKey(address), via, "throttled");
       return { retryAfterS };
     }
     if (timingSafeEqual(mac(this.#compareKey, token), this.#tokenMac!)) return "ok";
     this.#throttle.failed(address);
-    this.#failures.note(address, via, "wrong_token");
+    this.#failures.note(throttleKey(address), via, "wrong_token");
     return "unauthenticated";
   }
 

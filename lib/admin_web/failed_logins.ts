@@ -1,10 +1,11 @@
 /**
  * @module What a failed attempt at the admin token leaves behind: a count in /metrics, a line on stderr and an
  * `admin.login_failed` audit entry, never the value tried. A flood must not become a flood of lines and rows,
- * so attempts are gathered per address and way in (bearer header or login form) over a minute: the first
- * writes its line and its audit entry at once, the rest are counted, and when the minute is over the entry
- * is rewritten with the minute's counts (and a line says them). A flood from one address thus writes one
- * entry and two lines a minute; from more than 1,000 addresses at once, the rest share one entry (`*`).
+ * so attempts are gathered per address (an IPv6 client's /64, as the throttle counts it) and way in (bearer
+ * header or login form) over a minute: the first writes its line and its audit entry at once, the rest are
+ * counted, and when the minute is over the entry is rewritten with the minute's counts (and a line says
+ * them). A flood from one address thus writes one entry and two lines a minute; from more than 1,000
+ * addresses at once, the rest share one entry (`*`).
  */
 import { type Actor, AUDIT_PREFIX, auditId, type AuditRecord } from "../audit/mod.ts";
 
