@@ -6,8 +6,8 @@ import { z } from "zod";
 import { parseRange } from "./policy/ip_address.ts";
 import { bodyMemoryFor, defaultBodyMemory } from "./http/body_budget.ts";
 import { checkDeployable, DEPLOY_SHUTDOWN_GRACE_MS, type Profile } from "./deploy_profile.ts";
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log/mod.ts";
 import { isHostname } from "./http/metrics_host.ts";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log/mod.ts";
 
 /** The shortest admin token accepted at start. */
 export const ADMIN_TOKEN_MIN = 16;
@@ -90,6 +90,13 @@ const ConfigSchema = z.object({
    * counted (metrics, a log line a minute). 0 keeps none.
    */
   GATEWAY_KEYLESS_RECORDS_PER_MINUTE: z.coerce.number().int().min(0).default(10),
+  /**
+   * Usage rows older than this many days are rolled up into one record per day and group (key, user, model,
+   * server, format, outcome) and deleted, in the background; 0 keeps every row.
+   */
+  GATEWAY_USAGE_RETENTION_DAYS: z.coerce.number().int().min(0).default(90),
+  /** Between two retention passes, ms (the first comes a tenth of it after start, at most a minute). */
+  GATEWAY_USAGE_RETENTION_EVERY_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   /**
    * How long a stopping gateway lets running requests and streams finish before it ends them. Unset: 10 s, or
    * 3 s under the Deploy profile, whose platform kills a process 5 s after its SIGINT.
@@ -220,6 +227,8 @@ export interface Config {
   probeTimeoutMs: number;
   shutdownGraceMs: number;
   keylessRecordsPerMinute: number;
+  usageRetentionDays: number;
+  usageRetentionEveryMs: number;
   headTimeoutMs: number;
   keepAliveTimeoutMs: number;
   /** Undefined: the listener's default, lowered on its own if file descriptors run out first. */
@@ -306,6 +315,8 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS ??
       (profile === "deploy" ? DEPLOY_SHUTDOWN_GRACE_MS : 10_000),
     keylessRecordsPerMinute: e.GATEWAY_KEYLESS_RECORDS_PER_MINUTE,
+    usageRetentionDays: e.GATEWAY_USAGE_RETENTION_DAYS,
+    usageRetentionEveryMs: e.GATEWAY_USAGE_RETENTION_EVERY_MS,
     headTimeoutMs: e.GATEWAY_HEAD_TIMEOUT_MS,
     keepAliveTimeoutMs: e.GATEWAY_KEEPALIVE_TIMEOUT_MS,
     maxConnections: e.GATEWAY_MAX_CONNECTIONS,

@@ -8,6 +8,9 @@ import { isNetworkStore, StoreLink } from "./store/link.ts";
 import type { UsageSink } from "./usage/types.ts";
 import { UsageLedger } from "./usage/mod.ts";
 import { LiveTotals } from "./usage/live_totals.ts";
+import { RetentionRunner } from "./usage/retention_runner.ts";
+import type { RetentionReport } from "./usage/retention.ts";
+import { log } from "./log/mod.ts";
 import { Policy } from "./policy/mod.ts";
 import { HealthProber, LoopLag, Scheduler, ServerState, type SharedLoad } from "./routing/mod.ts";
 import { Reachability } from "./backends/reachability.ts";
@@ -51,6 +54,17 @@ export interface Deps {
 /** The running gateway's services, with what must be closed (and flushed) on shutdown. */
 export interface GatewayDeps extends Deps {
   usage: UsageLedger;
+  retention: RetentionRunner;
+}
+
+function retentionPassed(report: RetentionReport, ms: number): void {
+  log.info(
+    "usage.rolled_up",
+    `usage retention: ${report.records} record(s) in ${report.rows} row(s) rolled up into days, ${
+      Math.round(ms)
+    } ms`,
+    { rows: report.rows, records: report.records, steps: report.steps, ms: Math.round(ms) },
+  );
 }
 
 /**
@@ -156,7 +170,13 @@ export async function createDeps(
   if (options.probe ?? true) routing.prober.start();
   const metered = meteredServices(kv, config, view, usageWriteFailed);
   const metrics = new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler);
+  const retention = new RetentionRunner(kv, {
+    days: config.usageRetentionDays,
+    everyMs: config.usageRetentionEveryMs,
+    onPass: retentionPassed,
+  }).start();
   return {
+    retention,
     config,
     view,
     now,
@@ -169,7 +189,8 @@ export async function createDeps(
 }
 
 /** Stops background work and writes what is pending; the store can be closed afterwards. */
-export async function closeDeps(deps: Deps): Promise<void> {
+export async function closeDeps(deps: GatewayDeps): Promise<void> {
+  await deps.retention.stop();
   deps.view.close();
   deps.scheduler.close();
   deps.servers.close();

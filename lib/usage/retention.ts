@@ -1,0 +1,174 @@
+/**
+ * @module Retention: ledger rows older than the kept age are rolled up into per-day records (`day_rollup.ts`)
+ * and deleted, a few rows per step, off the request path, so the ledger stops growing without bound while
+ * every report of requests and tokens keeps its totals.
+ *
+ * A day's rolled-up records live in the ledger's own layout, in rows whose ids are the day's first instant
+ * tagged `ROLLUP` and numbered (`rollupId`), with their per-key index rows; every reader of the ledger reads
+ * them as it reads any row. A step reads some old rows, merges their records into the last rolled-up row of
+ * their day (and new ones after it as they fill), and in one commit writes those and deletes the old rows and
+ * their index rows. The commit checks every row it read: a step that raced another gateway's (on a shared
+ * store) fails and is tried again, so no record is ever rolled up twice or lost. Token counters are not
+ * touched: the tokens were counted when the requests were recorded.
+ */
+import { encodeTime } from "ulid";
+import { Batch } from "./batch.ts";
+import { DAY_MS, dayOf, DayRollup } from "./day_rollup.ts";
+import { type LedgerRow, rowRecords, USAGE_PREFIX, usageByKeyKey, usageKey } from "./kv_layout.ts";
+import { RecordEncoder } from "./row_codec.ts";
+import type { UsageRecord } from "./types.ts";
+
+const ROLLUP_TAG = "ROLLUP";
+const SEQ_DIGITS = 10;
+
+/** The id of a day's `seq`-th rolled-up row: after the day's first instant, before any later instant's rows. */
+export const rollupId = (dayMs: number, seq: number) =>
+  encodeTime(dayMs) + ROLLUP_TAG + String(seq).padStart(SEQ_DIGITS, "0");
+
+export const isRollupId = (id: string) => id.slice(10, 10 + ROLLUP_TAG.length) === ROLLUP_TAG;
+
+export interface RetentionOptions {
+  /** Rows whose records are all older than this many days are rolled up. */
+  days: number;
+  /** Old rows read per step, at most (default 8); a step's commit stays within the store's limits. */
+  rowsPerStep?: number;
+  /** Pause between steps, so requests get the store between them (default 20 ms). */
+  pauseMs?: number;
+  now?: () => number;
+  signal?: AbortSignal;
+}
+
+export interface RetentionReport {
+  /** Ledger rows rolled up and deleted. */
+  rows: number;
+  /** Records in them (requests, folded refusals counting as one each). */
+  records: number;
+  steps: number;
+  /** Steps tried again because the rows changed meanwhile. */
+  retries: number;
+}
+
+/** Mutations a step's old rows may take (a row and its index rows each): the commit allows 1,000 in all. */
+const SOURCE_MUTATIONS = 400;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Rolls up every row older than the kept age; returns what it did. */
+export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Promise<RetentionReport> {
+  const now = options.now ?? Date.now;
+  const cutoff = dayOf(now() - options.days * DAY_MS);
+  const end = usageKey(encodeTime(cutoff));
+  const report: RetentionReport = { rows: 0, records: 0, steps: 0, retries: 0 };
+  let rowsPerStep = Math.max(1, options.rowsPerStep ?? 8);
+  let start: Deno.KvKey = [USAGE_PREFIX, ""];
+  while (!options.signal?.aborted) {
+    const { rows, last } = await oldRows(kv, start, end, rowsPerStep);
+    if (!rows.length) break;
+    let landed: boolean;
+    try {
+      landed = await rollUpStep(kv, rows);
+    } catch (error) {
+      // A commit past one of the store's limits: fewer rows per step.
+      if (rowsPerStep === 1) throw error;
+      rowsPerStep = Math.ceil(rowsPerStep / 2);
+      continue;
+    }
+    if (landed) {
+      report.rows += rows.length;
+      report.records += rows.reduce((n, row) => n + rowRecords(row.value).length, 0);
+      report.steps++;
+      // The rows read are gone; rolled-up rows before `last` are passed over from here on.
+      start = last;
+    } else report.retries++;
+    await sleep(options.pauseMs ?? 20);
+  }
+  return report;
+}
+
+/** Up to `limit` old rows from `start` on, leaving rolled-up rows aside, within the mutation budget. */
+async function oldRows(kv: Deno.Kv, start: Deno.KvKey, end: Deno.KvKey, limit: number) {
+  const rows: Deno.KvEntry<LedgerRow>[] = [];
+  let last = start;
+  let mutations = 0;
+  for await (const entry of kv.list<LedgerRow>({ start, end }, { batchSize: 20 })) {
+    if (isRollupId(String(entry.key[1]))) {
+      last = entry.key;
+      continue;
+    }
+    const cost = 1 + keysOf(rowRecords(entry.value)).size;
+    if (rows.length >= limit || (rows.length > 0 && mutations + cost > SOURCE_MUTATIONS)) break;
+    rows.push(entry);
+    mutations += cost;
+    last = entry.key;
+  }
+  return { rows, last };
+}
+
+const keysOf = (records: readonly UsageRecord[]) => new Set(records.flatMap((r) => r.keyId ?? []));
+
+/** One step: the rows' records merged into their days' last rolled-up rows, the rows deleted; one commit. */
+async function rollUpStep(kv: Deno.Kv, rows: Deno.KvEntry<LedgerRow>[]): Promise<boolean> {
+  const op = kv.atomic();
+  const days = new Map<number, UsageRecord[]>();
+  for (const row of rows) {
+    op.check(row);
+    const id = String(row.key[1]);
+    const records = rowRecords(row.value);
+    for (const keyId of keysOf(records)) op.delete(usageByKeyKey(keyId, id));
+    op.delete(row.key);
+    for (const rec of records) {
+      const day = dayOf(Date.parse(rec.time));
+      const list = days.get(day);
+      if (list) list.push(rec);
+      else days.set(day, [rec]);
+    }
+  }
+  for (const [day, records] of days) await mergeIntoDay(kv, op, day, records);
+  return (await op.commit()).ok;
+}
+
+/** Adds to `op` the day's last rolled-up row rewritten with `records` merged in, and rows after it. */
+async function mergeIntoDay(kv: Deno.Kv, op: Deno.AtomicOperation, day: number, records: UsageRecord[]) {
+  // ':' sorts after every digit: the range holds exactly the day's rolled-up rows.
+  const range = { start: usageKey(rollupId(day, 0)), end: usageKey(encodeTime(day) + ROLLUP_TAG + ":") };
+  let seq = 0;
+  let rewrite = false;
+  const rollup = new DayRollup(day);
+  const before = new Set<string>();
+  for await (const last of kv.list<LedgerRow>(range, { reverse: true, limit: 1 })) {
+    op.check(last);
+    rewrite = true;
+    const id = String(last.key[1]);
+    seq = Number(id.slice(-SEQ_DIGITS));
+    const kept = rowRecords(last.value);
+    for (const keyId of keysOf(kept)) before.add(keyId);
+    for (const rec of kept) rollup.add(rec);
+  }
+  for (const rec of records) rollup.add(rec);
+  const encoder = new RecordEncoder();
+  let batch = new Batch(undefined);
+  const write = () => {
+    const id = rollupId(day, seq++);
+    batch.seal(id);
+    // A row this step creates must not exist: another step may have made it meanwhile.
+    if (!rewrite) op.check({ key: usageKey(id), versionstamp: null });
+    rewrite = false;
+    op.set(usageKey(id), batch.row);
+    for (const [keyId, places] of batch.index) {
+      op.set(usageByKeyKey(keyId, id), places);
+      before.delete(keyId);
+    }
+    // Keys of the rewritten row that moved to a later row lose their index row here.
+    for (const keyId of before) op.delete(usageByKeyKey(keyId, id));
+    before.clear();
+  };
+  for (const rec of rollup.records()) {
+    const encoded = encoder.encode(rec);
+    if (!batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, day)) {
+      write();
+      batch = new Batch(undefined);
+      batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, day);
+    }
+  }
+  if (batch.records.length) write();
+}

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { listUsage, type UsageRecord } from "./mod.ts";
+import { storeTest } from "./test_support.ts";
+import { isRollupId, rollUpOldRows } from "./retention.ts";
+import { USAGE_PREFIX } from "./kv_layout.ts";
+import { seedUsage } from "../../scripts/seed_usage.ts";
+
+const NOW = Date.parse("2026-11-25T12:00:00Z");
+const DAY_MS = 86_400_000;
+const ALL = 1_000_000;
+
+/** Requests and tokens per day, key, model, server and outcome: what every report is made of. */
+function totals(records: UsageRecord[]): Map<string, [number, number, number]> {
+  const out = new Map<string, [number, number, number]>();
+  for (const r of records) {
+    const id = [r.time.slice(0, 10), r.keyId, r.user, r.model, r.server, r.format, r.status, r.errorCode]
+      .join();
+    const t = out.get(id) ?? [0, 0, 0];
+    t[0] += r.count ?? 1;
+    t[1] += r.promptTokens;
+    t[2] += r.completionTokens;
+    out.set(id, t);
+  }
+  return out;
+}
+
+async function rowIds(kv: Deno.Kv): Promise<string[]> {
+  return (await Array.fromAsync(kv.list({ prefix: [USAGE_PREFIX] }))).map((e) => String(e.key[1]));
+}
+
+storeTest(
+  "rows past the kept age are rolled up into days: every total the same, old rows gone",
+  async (kv) => {
+    await seedUsage(kv, { records: 20_000, days: 120, keys: 3, now: NOW });
+    const before = await listUsage(kv, { limit: ALL });
+    const byKeyBefore = await listUsage(kv, { keyId: "key_seed_3", limit: ALL });
+    const cutoff = Math.floor((NOW - 90 * DAY_MS) / DAY_MS) * DAY_MS;
+
+    const report = await rollUpOldRows(kv, { days: 90, now: () => NOW, pauseMs: 0 });
+    assert.ok(report.rows > 0 && report.records > 1_000, JSON.stringify(report));
+
+    const after = await listUsage(kv, { limit: ALL });
+    assert.deepEqual(totals(after), totals(before));
+    assert.deepEqual(totals(await listUsage(kv, { keyId: "key_seed_3", limit: ALL })), totals(byKeyBefore));
+    const recent = (list: UsageRecord[]) => list.filter((r) => Date.parse(r.time) >= cutoff);
+    assert.deepEqual(recent(after), recent(before), "rows within the kept age are untouched");
+    const rolled = (await rowIds(kv)).filter(isRollupId);
+    assert.ok(
+      rolled.length > 0 && rolled.length <= 31,
+      `${rolled.length} rolled-up rows for 30 days and a part`,
+    );
+    const old = (list: UsageRecord[]) => list.filter((r) => Date.parse(r.time) < cutoff).length;
+    assert.ok(old(after) < old(before) / 4, `${old(before)} old records → ${old(after)}`);
+    // A row that straddles the cutoff is kept whole; this seed's rows span less than two days.
+    assert.ok(
+      after.filter((r) => Date.parse(r.time) < cutoff - 2 * DAY_MS).every((r) =>
+        r.time.endsWith("T00:00:00.000Z")
+      ),
+      "what is older than the kept age is one record per day and group",
+    );
+
+    const again = await rollUpOldRows(kv, { days: 90, now: () => NOW, pauseMs: 0 });
+    assert.equal(again.rows, 0, "a second pass finds nothing to do");
+    assert.deepEqual(totals(await listUsage(kv, { limit: ALL })), totals(before));
+  },
+);
+
+storeTest("two passes at once (two gateways on one store) never roll a row up twice", async (kv) => {
+  await seedUsage(kv, { records: 3_000, days: 100, keys: 5, now: NOW });
+  const before = totals(await listUsage(kv, { limit: ALL }));
+  const options = { days: 30, now: () => NOW, pauseMs: 0, rowsPerStep: 3 };
+  const reports = await Promise.all([rollUpOldRows(kv, options), rollUpOldRows(kv, options)]);
+  assert.ok(reports.every((r) => r.rows > 0), "both did part of the work");
+  assert.deepEqual(totals(await listUsage(kv, { limit: ALL })), before);
+});
