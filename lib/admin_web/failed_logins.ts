@@ -25,6 +25,8 @@ interface Window {
   throttled: number;
   /** The counts the stored entry holds. */
   written: string;
+  /** Its last write. */
+  writing: Promise<void>;
 }
 
 export interface FailedLoginsOptions {
@@ -47,6 +49,7 @@ export class FailedLogins {
   note(address: string | undefined, via: AuthVia, reason: FailureReason): void {
     this.options.count?.(via, reason);
     if (this.#closed) return;
+    this.#flush(this.options.now());
     const shown = address ?? "unknown";
     let key = `${via} ${shown}`;
     if (!this.#windows.has(key) && this.#windows.size >= MAX_WINDOWS) key = `${via} *`;
@@ -86,7 +89,7 @@ export class FailedLogins {
       target: "admin",
       changes: {},
     };
-    return { via, record, start, failures: 0, throttled: 0, written: "" };
+    return { via, record, start, failures: 0, throttled: 0, written: "", writing: Promise.resolve() };
   }
 
   #counts(window: Window): string {
@@ -102,8 +105,11 @@ export class FailedLogins {
         ...(window.throttled ? { throttled: { after: window.throttled } } : {}),
       },
     };
-    // A commit, which the store's link bounds on a network store: a plain `set` would wait out an outage.
-    const write = this.options.kv.atomic().set([AUDIT_PREFIX, record.id], record).commit().then(
+    // After the entry's earlier write, so the counts cannot be overwritten by the first ones. A commit, which
+    // the store's link bounds on a network store: a plain `set` would wait out an outage.
+    const write = window.writing = window.writing.then(() =>
+      this.options.kv.atomic().set([AUDIT_PREFIX, record.id], record).commit()
+    ).then(
       () => {},
       (error) => this.#log(`admin: the audit entry of failed logins could not be written: ${error}`),
     );
@@ -111,10 +117,13 @@ export class FailedLogins {
     write.finally(() => this.#writes.delete(write));
   }
 
-  /** Closes the minutes over by `end`, rewriting their entries if more attempts came after the first. */
+  /**
+   * Closes the minutes over by `end`, rewriting their entries if more attempts came after the first. Minutes
+   * are opened in time order, and a Map keeps that order: the first one still open ends the search.
+   */
   #flush(end: number): void {
     for (const [key, window] of this.#windows) {
-      if (window.start + WINDOW_MS > end) continue;
+      if (window.start + WINDOW_MS > end) break;
       this.#windows.delete(key);
       if (window.written === this.#counts(window)) continue;
       this.#write(window);
@@ -128,7 +137,6 @@ export class FailedLogins {
 
   #arm(): void {
     if (this.#timer !== undefined || this.#windows.size === 0) return;
-    // Minutes are opened in time order, and a Map keeps that order: the first one ends first.
     const first = this.#windows.values().next().value!.start;
     const wait = Math.max(first + WINDOW_MS - this.options.now(), 1_000);
     const timer = setTimeout(() => {
