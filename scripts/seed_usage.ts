@@ -53,7 +53,7 @@ function recordAt(i: number, n: number, options: SeedOptions, start: number): Us
 export async function seedUsage(kv: Deno.Kv, options: SeedOptions): Promise<number> {
   const start = (options.now ?? Date.now()) - options.days * DAY_MS;
   const encoder = new RecordEncoder();
-  let batch = new Batch(undefined);
+  let batch = new Batch(undefined, false);
   let rows = 0;
   const pending: Promise<unknown>[] = [];
   const write = async (full: Batch) => {
@@ -69,7 +69,7 @@ export async function seedUsage(kv: Deno.Kv, options: SeedOptions): Promise<numb
     if (!batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, timeMs)) {
       pending.push(write(batch));
       rows++;
-      batch = new Batch(undefined);
+      batch = new Batch(undefined, false);
       batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, timeMs);
       if (pending.length >= 16) await Promise.all(pending.splice(0));
     }

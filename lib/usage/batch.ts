@@ -77,8 +77,11 @@ export class Batch {
   /** Set by `seal`: each key's index row value. */
   readonly index: [keyId: string, places: Uint8Array][] = [];
 
-  /** `expireIn` is set for rows not kept for good; such records never share a row with kept ones. */
-  constructor(readonly expireIn: number | undefined) {}
+  /**
+   * `expireIn` is set for rows not kept for good; such records never share a row with kept ones. A batch that
+   * is not `counted` adds nothing to the token counters (rolled-up or seeded rows), so no counter bounds it.
+   */
+  constructor(readonly expireIn: number | undefined, readonly counted = true) {}
 
   /**
    * Adds a record unless that would take the batch past a limit; an empty batch takes any record. `encoded`,
@@ -98,7 +101,7 @@ export class Batch {
     let addedSlots = 0;
     const index = keyId === undefined ? undefined : this.byKey.get(keyId);
     if (keyId !== undefined && index === undefined) addedKeyBytes += indexKeyBytes(keyId);
-    const labels = tokens > 0 ? labelsOf(timeMs) : undefined;
+    const labels = tokens > 0 && this.counted ? labelsOf(timeMs) : undefined;
     const keySum = labels && keyId !== undefined ? this.sums.find("key", keyId, labels) : undefined;
     const userSum = labels && user !== undefined ? this.sums.find("user", user, labels) : undefined;
     if (labels) {

@@ -30,7 +30,10 @@ export const isRollupId = (id: string) => id.slice(10, 10 + ROLLUP_TAG.length) =
 export interface RetentionOptions {
   /** Rows whose records are all older than this many days are rolled up. */
   days: number;
-  /** Old rows read per step, at most (default 8); a step's commit stays within the store's limits. */
+  /**
+   * Old rows read per step, at most (default 2, some 500 records): a step's decoding and grouping runs on the
+   * event loop that serves requests, so it is kept to a few milliseconds.
+   */
   rowsPerStep?: number;
   /** Pause between steps, so requests get the store between them (default 20 ms). */
   pauseMs?: number;
@@ -59,7 +62,7 @@ export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Pro
   const cutoff = dayOf(now() - options.days * DAY_MS);
   const end = usageKey(encodeTime(cutoff));
   const report: RetentionReport = { rows: 0, records: 0, steps: 0, retries: 0 };
-  let rowsPerStep = Math.max(1, options.rowsPerStep ?? 8);
+  let rowsPerStep = Math.max(1, options.rowsPerStep ?? 2);
   let start: Deno.KvKey = [USAGE_PREFIX, ""];
   while (!options.signal?.aborted) {
     const { rows, last } = await oldRows(kv, start, end, rowsPerStep);
@@ -146,7 +149,7 @@ async function mergeIntoDay(kv: Deno.Kv, op: Deno.AtomicOperation, day: number, 
   }
   for (const rec of records) rollup.add(rec);
   const encoder = new RecordEncoder();
-  let batch = new Batch(undefined);
+  let batch = new Batch(undefined, false);
   const write = () => {
     const id = rollupId(day, seq++);
     batch.seal(id);
@@ -166,7 +169,7 @@ async function mergeIntoDay(kv: Deno.Kv, op: Deno.AtomicOperation, day: number, 
     const encoded = encoder.encode(rec);
     if (!batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, day)) {
       write();
-      batch = new Batch(undefined);
+      batch = new Batch(undefined, false);
       batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, day);
     }
   }
