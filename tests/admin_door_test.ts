@@ -144,7 +144,7 @@ Deno.test("wrong admin tokens are slowed per address with 429 and Retry-After, c
   );
 });
 
-Deno.test("an admin token shorter than 16 characters stops the start with a clear error and exit status 1", async () => {
+Deno.test("an admin token shorter than 16 characters stops the start with one line and exit status 1", async () => {
   assert.throws(
     () => loadConfig({ GATEWAY_ADMIN_TOKEN: "x" }),
     /GATEWAY_ADMIN_TOKEN.*at least 16 characters/,
@@ -163,7 +163,9 @@ Deno.test("an admin token shorter than 16 characters stops the start with a clea
     }).output();
     const stderr = new TextDecoder().decode(run.stderr);
     assert.equal(run.code, 1);
-    assert.match(stderr, /GATEWAY_ADMIN_TOKEN.*at least 16 characters/);
+    const lines = stderr.split("\n").filter((line) => line.trim() !== "");
+    assert.equal(lines.length, 1, stderr);
+    assert.match(lines[0], /GATEWAY_ADMIN_TOKEN.*at least 16 characters/);
     assert.ok(!stderr.includes("short-token-15c"), "the token is not shown");
   } finally {
     await Deno.remove(dir, { recursive: true });
