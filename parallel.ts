@@ -6,10 +6,17 @@
  * others the same. Signals are the workers' to handle: each drains and flushes its own ledger, and the last
  * one to finish ends the process.
  */
-import { loadConfig } from "./lib/config.ts";
+import { type Config, loadConfig } from "./lib/config.ts";
+import { failStartup } from "./lib/log/startup_failure.ts";
 import { SharedLoad } from "./lib/routing/mod.ts";
 
-const config = loadConfig();
+// A mistake in the environment is one line and exit status 1, as for `deno task start` (main.ts).
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  failStartup("configuration", error);
+}
 const count = config.workers ?? navigator.hardwareConcurrency;
 
 // Without a listener here the default action of a signal would end the process before the workers drain.

@@ -154,19 +154,22 @@ Deno.test("an admin token shorter than 16 characters stops the start with one li
 
   const dir = await Deno.makeTempDir();
   try {
-    const run = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "main.ts"],
-      cwd: root,
-      env: { GATEWAY_ADMIN_TOKEN: "short-token-15c", GATEWAY_KV: `${dir}/store.kv`, PORT: "0" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stderr = new TextDecoder().decode(run.stderr);
-    assert.equal(run.code, 1);
-    const lines = stderr.split("\n").filter((line) => line.trim() !== "");
-    assert.equal(lines.length, 1, stderr);
-    assert.match(lines[0], /GATEWAY_ADMIN_TOKEN.*at least 16 characters/);
-    assert.ok(!stderr.includes("short-token-15c"), "the token is not shown");
+    // deno task start, and deno task start:parallel.
+    for (const entry of ["main.ts", "parallel.ts"]) {
+      const run = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", entry],
+        cwd: root,
+        env: { GATEWAY_ADMIN_TOKEN: "short-token-15c", GATEWAY_KV: `${dir}/store.kv`, PORT: "0" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(run.stderr);
+      assert.equal(run.code, 1, entry);
+      const lines = stderr.split("\n").filter((line) => line.trim() !== "");
+      assert.equal(lines.length, 1, `${entry}: ${stderr}`);
+      assert.match(lines[0], /GATEWAY_ADMIN_TOKEN.*at least 16 characters/);
+      assert.ok(!stderr.includes("short-token-15c"), "the token is not shown");
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
