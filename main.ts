@@ -53,7 +53,7 @@ if (import.meta.main && !served?.parallel) await step("metrics", () => gateway.s
 const stop = gateway.stopOnSignals();
 if (import.meta.main) {
   const { servers, users } = gateway.deps.view.snapshot;
-  log.info("gateway.start", `listening on ${address}`, {
+  log.info("gateway.start", listens ? `listening on ${address}` : address, {
     address,
     store: storeLocation(config),
     profile: config.profile,
@@ -64,10 +64,12 @@ if (import.meta.main) {
     users: users.size,
     accessLog: config.accessLog,
   });
-  const watch = watchLaunchers((launcher) => stop(`the launching process ${launcher.pid} ended`));
-  if (watch.launchers.length > 0) {
-    log.debug("gateway.launchers", "stops when any of these ends", {
-      pids: watch.launchers.map((l) => l.pid).join(" "),
+  // Not under the Deploy profile: there the platform ends the process itself.
+  if (!deploy) {
+    const watch = await watchLaunchers(stop);
+    log.debug("gateway.launchers", "stops when its parent or any of these launchers ends", {
+      parent: Deno.ppid,
+      launchers: watch.launchers.map((l) => l.pid).join(" ") || undefined,
     });
   }
 }

@@ -1,55 +1,79 @@
 /**
  * @module Stopping when the command that started the gateway goes away. `npx deno@… task start` runs the
  * gateway four processes down: `npm exec` → `sh -c deno task start` → `deno task` → the gateway. A process
- * manager that stops the service signals the PID it started, `npm exec`, which dies without passing the
- * signal on; the rest are re-parented and the gateway would keep serving on its port. So the gateway notes
- * the launchers above it at start (its parent, and above that every process that is `deno task`, a shell
- * running deno, `npm exec` or `npx`), and once a second checks that each is still there; when one is gone
- * it stops as on SIGTERM (drained, every record written).
+ * manager that stops the service signals the PID it started, `npm exec`; it and the shell die, and `deno
+ * task` and the gateway are re-parented and would keep serving on the port. So the gateway watches the
+ * launchers above it and stops as on SIGTERM (drained, every record written) when one is gone:
  *
- * The first ancestor that is none of these (a shell, a process manager, the test runner) is not watched:
- * `nohup npx deno task start &` must outlive the shell that started it. A launcher is known by its PID and its
- * start time, so a PID reused by another process does not pass for it. Linux only (`/proc`), and only with
- * read access there; elsewhere nothing is watched, and process managers use a command whose PID is the
- * gateway's (README, "Under a process manager").
+ *  - its parent, always: `Deno.ppid` changes when the parent dies, and asking needs no permission;
+ *  - above that, where it may run `ps` (`deno task start` allows it, `--allow-run=ps`): every ancestor that
+ *    is `deno task`, a shell running deno, `npm exec` or `npx`, up to the first that is none of these (a
+ *    shell, a process manager, a test runner), which is not watched: `nohup npx deno@… task start &` must
+ *    outlive the shell that started it. Deno lets a program read `/proc` only with every permission, hence
+ *    `ps`. A launcher is known by its PID and its start time, so a reused PID does not pass for it.
+ *
+ * Process managers can also run the gateway under a command whose PID is its own (README, "Under a process
+ * manager"); then there is no launcher, and nothing beyond the parent is watched.
  */
 
-/** A process as `/proc/PID/stat` and `cmdline` show it. */
+/** A process as `ps` shows it. */
 export interface ProcessInfo {
   pid: number;
   ppid: number;
-  /** Clock ticks after boot: with the PID, names one process for good. */
-  startTime: string;
-  argv: string[];
+  /** When it started, as `ps` tells (to the second): with the PID, names one process for good. */
+  started: string;
+  /** Its command line, as one string (npm rewrites its own: `npm exec deno@2.9.6 task start`). */
+  args: string;
+  /** Ended, not yet reaped. */
+  zombie: boolean;
 }
 
-export type ReadProcess = (pid: number) => ProcessInfo | undefined;
+/** The processes `pids` (every process when omitted) by PID; undefined when they cannot be asked about. */
+export type ListProcesses = (pids?: number[]) => Promise<Map<number, ProcessInfo> | undefined>;
 
-const CHECK_MS = 1_000;
+const PARENT_CHECK_MS = 1_000;
+/** `ps` is a process of its own: asked less often than the parent, which costs nothing. */
+const LAUNCHER_CHECK_MS = 2_000;
 
-/** What Linux says of `pid`; undefined once it is gone (or unreadable). */
-export function readProcess(pid: number): ProcessInfo | undefined {
+const LINE = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\w{3} \w{3} +\d+ [\d:]+ \d{4})\s?(.*)$/;
+
+/** `ps` output (`pid= ppid= stat= lstart= args=`) as processes by PID. */
+export function parsePs(text: string): Map<number, ProcessInfo> {
+  const out = new Map<number, ProcessInfo>();
+  for (const line of text.split("\n")) {
+    const m = LINE.exec(line);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    out.set(pid, { pid, ppid: Number(m[2]), zombie: m[3].startsWith("Z"), started: m[4], args: m[5].trim() });
+  }
+  return out;
+}
+
+/** Asks `ps`, when this process may run it; undefined otherwise. */
+export const listProcesses: ListProcesses = async (pids) => {
+  if (Deno.build.os === "windows") return undefined;
+  // Asked first, so that a runtime without run access does not prompt for it.
+  if (Deno.permissions.querySync({ name: "run", command: "ps" }).state !== "granted") return undefined;
+  const select = pids ? ["-p", pids.join(",")] : ["-A"];
   try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    // The command name, in parentheses, may hold spaces and parentheses itself.
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").filter(Boolean);
-    // State is rest[0]; a zombie has ended already.
-    if (rest[0] === "Z") return undefined;
-    return { pid, ppid: Number(rest[1]), startTime: rest[19], argv };
+    const out = await new Deno.Command("ps", {
+      args: [...select, "-o", "pid=,ppid=,stat=,lstart=,args="],
+      env: { LC_ALL: "C" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    // `ps -p` exits 1 when none of them is left: its (empty) answer says so.
+    return parsePs(new TextDecoder().decode(out.stdout));
   } catch {
     return undefined;
   }
-}
-
-const base = (path: string) => path.slice(path.lastIndexOf("/") + 1);
+};
 
 /** Whether a process only runs the gateway's command for someone else: its end means the command's end. */
-export function isLauncher(argv: readonly string[]): boolean {
-  if (argv.length === 0) return false;
-  // npm renames its process ("npm exec deno@2.9.6 task start") and pads the title with spaces.
-  const words = argv.join(" ").trim().split(/\s+/);
-  const name = base(words[0]);
+export function isLauncher(args: string): boolean {
+  const words = args.trim().split(/\s+/);
+  const name = words[0]?.slice(words[0].lastIndexOf("/") + 1);
   if (name === "npx" || (name === "npm" && words[1] === "exec")) return true;
   if (name === "node") return words.some((w) => /(^|\/)(npx|npm)(-cli\.js)?$/.test(w));
   if (name === "deno") return words[1] === "task";
@@ -60,54 +84,69 @@ export function isLauncher(argv: readonly string[]): boolean {
 }
 
 /** The launchers above `pid`, nearest first: its ancestors while they are launchers. */
-export function launchersOf(pid: number, read: ReadProcess = readProcess): ProcessInfo[] {
+export function launchersOf(pid: number, table: Map<number, ProcessInfo>): ProcessInfo[] {
   const out: ProcessInfo[] = [];
-  let current = read(pid);
-  while (current && current.ppid > 1) {
-    const parent = read(current.ppid);
-    if (!parent || !isLauncher(parent.argv)) break;
+  let current = table.get(pid);
+  while (current && current.ppid > 1 && out.length < 16) {
+    const parent = table.get(current.ppid);
+    if (!parent || !isLauncher(parent.args)) break;
     out.push(parent);
     current = parent;
   }
   return out;
 }
 
-/** Whether a launcher noted at start is still that process. */
-function alive(launcher: ProcessInfo, read: ReadProcess): boolean {
-  const now = read(launcher.pid);
-  return now !== undefined && now.startTime === launcher.startTime;
-}
-
 export interface LauncherWatch {
-  /** The launchers watched; empty: none, or this system cannot tell. */
+  /** The launchers watched beyond the parent; empty: none, or `ps` may not be run. */
   launchers: readonly ProcessInfo[];
   stop(): void;
 }
 
 /**
- * Calls `onGone` once, with which launcher went away, when one of the launchers above this process ends.
- * The check's timer does not keep the process alive.
+ * Calls `onGone` once, with what went away, when the parent or a launcher above this process ends. The
+ * checks' timers do not keep the process alive.
  */
-export function watchLaunchers(
-  onGone: (launcher: ProcessInfo) => void,
-  options: { read?: ReadProcess; pid?: number; intervalMs?: number } = {},
-): LauncherWatch {
-  const { read = readProcess, pid = Deno.pid, intervalMs = CHECK_MS } = options;
-  if (!options.read && !canReadProc()) return { launchers: [], stop: () => {} };
-  const launchers = launchersOf(pid, read);
-  if (launchers.length === 0) return { launchers, stop: () => {} };
-  const timer = setInterval(() => {
-    const gone = launchers.find((launcher) => !alive(launcher, read));
-    if (!gone) return;
-    clearInterval(timer);
-    onGone(gone);
-  }, intervalMs);
-  Deno.unrefTimer(timer);
-  return { launchers, stop: () => clearInterval(timer) };
-}
-
-function canReadProc(): boolean {
-  if (Deno.build.os !== "linux") return false;
-  // Asked first, so that a runtime without read access does not prompt for it.
-  return Deno.permissions.querySync({ name: "read", path: "/proc" }).state === "granted";
+export async function watchLaunchers(
+  onGone: (what: string) => void,
+  options: { list?: ListProcesses; pid?: number; ppid?: () => number; intervalMs?: number } = {},
+): Promise<LauncherWatch> {
+  const { list = listProcesses, pid = Deno.pid, ppid = () => Deno.ppid } = options;
+  const parent = ppid();
+  let done = false;
+  const gone = (what: string) => {
+    if (done) return;
+    done = true;
+    stop();
+    onGone(what);
+  };
+  const parentTimer = setInterval(() => {
+    if (ppid() !== parent) gone(`the parent process ${parent} ended`);
+  }, options.intervalMs ?? PARENT_CHECK_MS);
+  Deno.unrefTimer(parentTimer);
+  const timers = [parentTimer];
+  const stop = () => timers.forEach(clearInterval);
+  const table = await list();
+  const launchers = table ? launchersOf(pid, table).filter((l) => l.pid !== parent) : [];
+  if (launchers.length === 0) return { launchers, stop };
+  let asking = false;
+  const launcherTimer = setInterval(async () => {
+    if (asking || done) return;
+    asking = true;
+    try {
+      const now = await list(launchers.map((l) => l.pid));
+      // Not known this time (ps failed): nothing is concluded.
+      const ended = now && launchers.find((l) => {
+        const seen = now.get(l.pid);
+        return !seen || seen.zombie || seen.started !== l.started;
+      });
+      if (ended) {
+        gone(`the launching process ${ended.pid} (${ended.args.split(/\s+/).slice(0, 2).join(" ")}) ended`);
+      }
+    } finally {
+      asking = false;
+    }
+  }, options.intervalMs ?? LAUNCHER_CHECK_MS);
+  Deno.unrefTimer(launcherTimer);
+  timers.push(launcherTimer);
+  return { launchers, stop };
 }

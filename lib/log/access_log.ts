@@ -10,7 +10,7 @@ export function logRequest(record: UsageRecord): void {
   const tokens = record.promptTokens + record.completionTokens;
   log.info(
     "request",
-    `${record.httpStatus} ${record.format} ${record.model ?? "-"} in ${record.latencyMs} ms`,
+    `${record.httpStatus} ${record.format} ${record.model ?? "-"} in ${Math.round(record.latencyMs)} ms`,
     {
       at: record.time,
       key: record.keyId,

@@ -57,5 +57,9 @@ export function logConfigChange(generation: bigint, before: ConfigSide, after: C
     fields.users && "users",
     fields.keysChanged && "keys",
   ].filter(Boolean).join(", ");
-  log.info("config.changed", `admin change taken in: ${what || "keys not in use here, or nothing"}`, fields);
+  // A new key is read when first presented, so its creation changes nothing this gateway had read.
+  const message = what
+    ? `admin change taken in: ${what}`
+    : "admin change taken in (nothing read here changed)";
+  log.info("config.changed", message, fields);
 }

@@ -56,7 +56,7 @@ export async function startGateway(
   // `deno task start` announces itself on stdout, `deno serve` on stderr: watch both, keep both drained (a
   // full pipe would block the child) and pass stderr on, so a failing child still explains itself.
   const { promise: announced, resolve, reject } = Promise.withResolvers<string>();
-  const listening = /[Ll]istening on (http:\/\/[^\s/]+)/;
+  const listening = /[Ll]istening on (http:\/\/[^\s/"]+)/;
   let seen = "";
   const watch = async (stream: ReadableStream<Uint8Array>, echo: boolean) => {
     const decoder = new TextDecoder();
