@@ -31,6 +31,7 @@ const ADMIN_PATHS = [
   "/admin/status",
   "/admin/login",
   "/admin/logout",
+  "/admin/metrics",
   "/metrics",
   "/admin/keys",
   "/admin/servers",

@@ -135,8 +135,12 @@ Deno.test("the console sets --max-concurrent on users and keys, and the limit ap
   ]);
   const secret = /value="(gwk_[^"]+)"/.exec(created.html)?.[1];
   assert.ok(secret, "the secret is on the answer page");
+  // Each key is managed on a page of its own, linked from the Keys page.
   const keysPage = await (await fetch(`${s.gw.url}/admin/keys`, { headers: { Cookie: cookie } })).text();
-  assert.match(keysPage, /name="max-concurrent"[^>]*value="3"|value="3"[^>]*name="max-concurrent"/);
+  const keyPage = /href="(\/admin\/keys\?key=[^"]+)"/.exec(keysPage)?.[1];
+  assert.ok(keyPage, "the Keys page links the key's own page");
+  const managed = await (await fetch(`${s.gw.url}${keyPage}`, { headers: { Cookie: cookie } })).text();
+  assert.match(managed, /name="max-concurrent"[^>]*value="3"|value="3"[^>]*name="max-concurrent"/);
   const usersPage = await (await fetch(`${s.gw.url}/admin/users`, { headers: { Cookie: cookie } })).text();
   assert.match(usersPage, /Max concurrent/);
 

@@ -2,14 +2,14 @@
  * @module Refusals of one key, folded. A client that keeps sending what its key refuses (a page on a wrong
  * origin, a spent quota, a rate limit) would otherwise write a row per request, as fast as it can send them.
  * The first few refusals of each key in a minute become rows of their own; the rest of that minute are counted
- * per key and reason and written, once the minute is over, as one row that says how many it stands for
- * (`count`). A flood therefore writes a bounded number of rows a minute, and every refusal is still counted.
+ * per key, reason and wire format and written, once the minute is over, as one row that says how many it
+ * stands for (`count`). A flood therefore writes a bounded number of rows a minute, and every refusal is still counted.
  */
 import type { UsageRecord } from "./types.ts";
 
 const MINUTE_MS = 60_000;
 
-/** Rows of their own per key and minute, by default; the folded rows come on top, one per reason. */
+/** Rows of their own per key and minute, by default; the folded rows come on top, one per reason and format. */
 export const DEFAULT_REFUSALS_PER_MINUTE = 5;
 
 export function isKeyedRefusal(rec: UsageRecord): boolean {
@@ -20,7 +20,7 @@ export class RefusalFold {
   #windowStart = -Infinity;
   /** Rows of their own taken this minute, by key id. */
   #rows = new Map<string, number>();
-  /** The refusals being counted this minute, by key id and reason: the row each becomes. */
+  /** The refusals being counted this minute, by key, reason and format: the row each becomes. */
   #folded = new Map<string, UsageRecord & { count: number }>();
   #timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -41,11 +41,13 @@ export class RefusalFold {
       this.#rows.set(keyId, rows + 1);
       return true;
     }
-    const id = `${keyId}\u0000${rec.errorCode ?? ""}`;
+    const id = `${keyId}\u0000${
+      rec.errorCode ?? ""
+    }\u0000${rec.httpStatus}\u0000${rec.format}\u0000${rec.stream}`;
     const folded = this.#folded.get(id);
     if (folded) folded.count++;
     else {
-      // The first folded refusal stands for the rest: same key, reason, path and status.
+      // The first folded refusal stands for the rest: same key, reason, status, format and streaming.
       this.#folded.set(id, { ...rec, count: 1 });
       this.#arm(now);
     }

@@ -27,14 +27,14 @@ export interface StoredLedger {
 export async function readLedger(path: string): Promise<StoredLedger> {
   const kv = await Deno.openKv(path);
   try {
-    const all = await listUsage(kv, { limit: ALL });
+    const all = perRequest(await listUsage(kv, { limit: ALL }));
     const ledger: StoredLedger = {
       records: new Map(all.map((rec, i) => [String(i), rec])),
       byKey: new Map(),
       counters: new Map(),
     };
     for (const keyId of new Set(all.flatMap((r) => r.keyId ?? []))) {
-      ledger.byKey.set(keyId, await listUsage(kv, { keyId, limit: ALL }));
+      ledger.byKey.set(keyId, perRequest(await listUsage(kv, { keyId, limit: ALL })));
     }
     for (const scope of ["key", "user"] as const) {
       const owners = Map.groupBy(all, (r) => scope === "key" ? r.keyId : r.user);
@@ -87,6 +87,19 @@ export function assertLedgerConsistent(ledger: StoredLedger): void {
 }
 
 /** The records of one key. */
+/**
+ * One record per request: a row of folded refusals (`count`) stands for that many, each counted here as the
+ * request it was; its tokens, if any, go to the first.
+ */
+function perRequest(records: UsageRecord[]): UsageRecord[] {
+  return records.flatMap((rec) => {
+    if (rec.count === undefined) return [rec];
+    const { count, ...one } = rec;
+    const none = { ...one, promptTokens: 0, completionTokens: 0 };
+    return [one, ...Array.from({ length: count - 1 }, () => none)];
+  });
+}
+
 export function recordsOf(ledger: StoredLedger, keyId: string): UsageRecord[] {
   return [...ledger.records.values()].filter((rec) => rec.keyId === keyId);
 }
