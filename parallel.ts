@@ -7,7 +7,8 @@
  * one to finish ends the process.
  */
 import { type Config, loadConfig } from "./lib/config.ts";
-import { failStartup } from "./lib/log/startup_failure.ts";
+import { log } from "./lib/log/mod.ts";
+import { failStartup, type StartStep } from "./lib/log/startup_failure.ts";
 import { SharedLoad } from "./lib/routing/mod.ts";
 
 // A mistake in the environment is one line and exit status 1, as for `deno task start` (main.ts).
@@ -18,6 +19,7 @@ try {
   failStartup("configuration", error);
 }
 const count = config.workers ?? navigator.hardwareConcurrency;
+log.configure({ level: config.logLevel, format: config.logFormat });
 
 // Without a listener here the default action of a signal would end the process before the workers drain.
 for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => {});
@@ -25,11 +27,15 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sign
 // A server's slots hold for the whole process: every worker counts every worker's requests there.
 const shared = SharedLoad.allocate();
 
+/** What a worker says once it listens, or why it cannot. */
+type Started = { port: number } | { failed: { step: StartStep; message: string } };
+
 function startWorker(port: number): Promise<{ worker: Worker; port: number }> {
   const worker = new Worker(new URL("./parallel_worker.ts", import.meta.url), { type: "module" });
   return new Promise((resolve, reject) => {
-    worker.onmessage = ({ data }: MessageEvent<{ port: number }>) => {
+    worker.onmessage = ({ data }: MessageEvent<Started>) => {
       worker.onmessage = null;
+      if ("failed" in data) failStartup(data.failed.step, new Error(data.failed.message));
       resolve({ worker, port: data.port });
     };
     worker.onerror = (event) => {
@@ -40,8 +46,23 @@ function startWorker(port: number): Promise<{ worker: Worker; port: number }> {
   });
 }
 
-const first = await startWorker(config.port);
-const rest = await Promise.all(Array.from({ length: count - 1 }, () => startWorker(first.port)));
+// A worker that cannot listen (a port in use) fails the start as the single-process gateway does.
+const listening = async (port: number) => {
+  try {
+    return await startWorker(port);
+  } catch (error) {
+    return failStartup("listen", error);
+  }
+};
+const first = await listening(config.port);
+const rest = await Promise.all(Array.from({ length: count - 1 }, () => listening(first.port)));
 // From now on a worker's uncaught error ends the process, as it would the single-process gateway.
 for (const { worker } of [first, ...rest]) worker.onerror = null;
-console.log(`gateway listening on http://${config.host}:${first.port} with ${count} workers`);
+const address = `http://${config.host}:${first.port}`;
+log.info("gateway.start", `listening on ${address} with ${count} workers`, {
+  address,
+  workers: count,
+  profile: config.profile,
+  deno: Deno.version.deno,
+  pid: Deno.pid,
+});

@@ -7,6 +7,8 @@
 import { loadConfig } from "./lib/config.ts";
 import { Gateway } from "./lib/gateway.ts";
 import { SharedLoad } from "./lib/routing/mod.ts";
+import { errorText } from "./lib/log/mod.ts";
+import type { StartStep } from "./lib/log/startup_failure.ts";
 
 // Set before the first await: a message that arrives while no handler is set is lost.
 const worker = self as unknown as Worker;
@@ -15,8 +17,15 @@ const told = new Promise<{ port: number; shared: SharedArrayBuffer }>((resolve) 
 });
 
 const { port, shared } = await told;
-const gateway = await Gateway.open(loadConfig(), { shared: new SharedLoad(shared) });
-// Before listening: a signal may come first, and every worker must hear of the others' stop.
-gateway.stopOnSignals();
-const listening = gateway.listen({ port, reusePort: true });
-worker.postMessage({ port: listening.addr.port });
+// What stops the start (the store, a port in use) is the main isolate's to report, in one line (parallel.ts).
+let step: StartStep = "store";
+try {
+  const gateway = await Gateway.open(loadConfig(), { shared: new SharedLoad(shared) });
+  // Before listening: a signal may come first, and every worker must hear of the others' stop.
+  gateway.stopOnSignals();
+  step = "listen";
+  const listening = gateway.listen({ port, reusePort: true });
+  worker.postMessage({ port: listening.addr.port });
+} catch (error) {
+  worker.postMessage({ failed: { step, message: errorText(error) } });
+}

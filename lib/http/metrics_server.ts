@@ -9,6 +9,7 @@ import type { Deps } from "../deps.ts";
 import { metricsText } from "../admin_web/handlers.ts";
 import { jsonResponse } from "./respond.ts";
 import { listen, type Listening } from "./listener.ts";
+import { log } from "../log/mod.ts";
 import { hostCheck } from "./metrics_host.ts";
 
 /** A scraper or two, not a crowd. */
@@ -43,6 +44,7 @@ export function serveMetrics(deps: Deps): Listening | undefined {
     }
     return metricsText(deps);
   });
-  console.log(`metrics on http://${listening.addr.hostname}:${listening.addr.port}/metrics`);
+  const address = `http://${listening.addr.hostname}:${listening.addr.port}/metrics`;
+  log.info("metrics.start", `metrics on ${address}`, { address });
   return listening;
 }
