@@ -159,6 +159,7 @@ export class Gateway {
     // Scrapes go on during the drain; the figures are final now.
     this.#metrics?.close();
     this.#summary.close();
+    log.flush();
     try {
       await closeAdminServices(this.deps).catch((error) => console.error("gateway: admin:", error));
       await closeDeps(this.services);

@@ -1,14 +1,15 @@
 /**
  * @module The access log (`GATEWAY_ACCESS_LOG=1`): one line per finished request, from its usage record. What
  * a record holds and nothing more: the key's id (never the key), model, server name, client format, status,
- * tokens and latency. Off, nothing is built or called.
+ * tokens and latency. Off, nothing is built or called; on, the lines are written together every 100 ms.
  */
 import type { UsageRecord } from "../usage/types.ts";
 import { log } from "./mod.ts";
 
 export function logRequest(record: UsageRecord): void {
   const tokens = record.promptTokens + record.completionTokens;
-  log.info(
+  log.deferred(
+    "info",
     "request",
     `${record.httpStatus} ${record.format} ${record.model ?? "-"} in ${Math.round(record.latencyMs)} ms`,
     {

@@ -56,3 +56,18 @@ Deno.test("safeLocation: a store URL loses its user, password, query and fragmen
   assert.equal(safeLocation("./data/x.kv", "d"), "./data/x.kv");
   assert.equal(safeLocation(undefined, "./data/gateway.kv"), "./data/gateway.kv");
 });
+
+Deno.test("logger: deferred lines are written together, and before any other line", () => {
+  const writes: string[] = [];
+  const log = new Logger();
+  log.configure({ level: "info", write: (text) => writes.push(text), now: () => 0 });
+  log.deferred("info", "request", "one");
+  log.deferred("info", "request", "two");
+  assert.equal(writes.length, 0, "waiting");
+  log.warn("server.down", "three");
+  assert.equal(writes.length, 2);
+  assert.deepEqual(writes[0].split("\n").map((l) => l.slice(-3)), ["one", "two"]);
+  assert.match(writes[1], /three$/);
+  log.flush();
+  assert.equal(writes.length, 2, "nothing left");
+});
