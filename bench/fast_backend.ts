@@ -1,7 +1,8 @@
 /**
  * A fake Ollama for the load bench, run as its own process: it must cost as little as possible, so that the
  * figures measure what sits in front of it. Answers are built once; a streamed answer has
- * `options.num_predict` lines (8 when absent), so one backend serves the first-byte and the chunk-rate runs.
+ * `options.num_predict` lines (8 when absent), numbered `w0 w1 …`, so one backend serves the first-byte, the
+ * chunk-rate and the long-stream runs.
  * Usage: `deno run --allow-net bench/fast_backend.ts`; prints `listening on http://127.0.0.1:PORT`.
  */
 
@@ -18,12 +19,14 @@ const whole = JSON.stringify({
   prompt_eval_count: 3,
   eval_count: 5,
 });
-const piece = JSON.stringify({
-  model: MODEL,
-  created_at: "2026-01-01T00:00:00Z",
-  message: { role: "assistant", content: "word " },
-  done: false,
-}) + "\n";
+/** The `i`-th chunk; numbered, so a soak can check each arrives once and in order. */
+const piece = (i: number) =>
+  JSON.stringify({
+    model: MODEL,
+    created_at: "2026-01-01T00:00:00Z",
+    message: { role: "assistant", content: `w${i} ` },
+    done: false,
+  }) + "\n";
 const last = JSON.stringify({
   model: MODEL,
   created_at: "2026-01-01T00:00:00Z",
@@ -40,7 +43,7 @@ const streams = new Map<number, Uint8Array<ArrayBuffer>>();
 function streamBody(chunks: number): Uint8Array<ArrayBuffer> {
   let body = streams.get(chunks);
   if (!body) {
-    body = encoder.encode(piece.repeat(chunks) + last);
+    body = encoder.encode(Array.from({ length: chunks }, (_, i) => piece(i)).join("") + last);
     if (streams.size < 16) streams.set(chunks, body);
   }
   return body;

@@ -11,8 +11,9 @@
  *
  * Two more sections follow, each with processes of its own, its table and its results file: the Responses and
  * Messages APIs against chat completions (bench/support/faces.ts, `faces.json`), and the gateway on a network
- * store against one on a local store (bench/support/remote_store.ts, `remote_store.json`). `--only faces`,
- * `--only remote` or `--only core` (or a comma-separated list) runs just those.
+ * store against one on a local store (bench/support/remote_store.ts, `remote_store.json`), and streamed answers
+ * against the bare proxy (bench/support/streams.ts, `streams.json`). `--only faces`, `--only remote`,
+ * `--only streams` or `--only core` (or a comma-separated list) runs just those.
  */
 import { type Child, cpuTimeUs, memoryOf, runDeno, spawnDeno } from "./support/spawn.ts";
 import { startBenchGateway } from "./support/gateway_setup.ts";
@@ -26,6 +27,7 @@ import { upstreamClientFigures, type UpstreamFigures } from "./support/upstream_
 import { checked, inRounds, rotated } from "./support/rounds.ts";
 import { facesFigures, facesRows } from "./support/faces.ts";
 import { remoteStoreFigures, remoteStoreRows } from "./support/remote_store.ts";
+import { streamsFigures, streamsRows } from "./support/streams.ts";
 import { parseArgs } from "node:util";
 
 const ROUNDS = Math.max(1, Number(Deno.env.get("BENCH_ROUNDS") ?? 5));
@@ -316,6 +318,7 @@ const SECTIONS = {
   core: coreSection,
   faces: (tool: LoadTool) => separateSection(tool, "faces.json", facesFigures, facesRows),
   remote: (tool: LoadTool) => separateSection(tool, "remote_store.json", remoteStoreFigures, remoteStoreRows),
+  streams: (tool: LoadTool) => separateSection(tool, "streams.json", streamsFigures, streamsRows),
 };
 type Section = keyof typeof SECTIONS;
 

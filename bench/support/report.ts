@@ -83,7 +83,9 @@ export const times = (ratio: number) => `× ${ratio.toFixed(2)}`;
 const ADDED_P50_TARGET_US = 250;
 const THROUGHPUT_TO_BARE = 0.7;
 const CPU_TO_BARE = 2;
-const FIRST_BYTE_OVER_BARE_US = 500;
+const FIRST_BYTE_OVER_BARE_US = 150;
+/** Whole answers at 1 connection: what the gateway adds beyond what the bare proxy adds. */
+const ADDED_P50_OVER_BARE_US = 40;
 /** Format B's figures may differ from format A's by this fraction either way. */
 const B_TO_A_SPREAD = 0.1;
 const PEAK_RSS_FLOOR_MB = 150;
@@ -129,6 +131,12 @@ export function rows(f: Figures): Row[] {
       value: us(g.single.p50Us),
       target: `≤ ${ADDED_P50_TARGET_US} µs`,
       pass: g.single.p50Us <= ADDED_P50_TARGET_US,
+    })),
+    ...gateways.map((g): Row => ({
+      figure: `Added latency p50 over the bare proxy's, 1 connection (${g.name} − bare proxy)`,
+      value: us(g.single.p50Us - s.addedBare.p50Us),
+      target: `≤ ${ADDED_P50_OVER_BARE_US} µs`,
+      pass: g.single.p50Us - s.addedBare.p50Us <= ADDED_P50_OVER_BARE_US,
     })),
     ...gateways.map((g): Row => ({
       figure: `Added latency p99, 1 connection (${g.name} − direct)`,
