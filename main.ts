@@ -67,8 +67,8 @@ if (import.meta.main) {
   // Not under the Deploy profile: there the platform ends the process itself.
   if (!deploy) {
     const watch = await watchLaunchers(stop);
-    log.debug("gateway.launchers", "stops when its parent or any of these launchers ends", {
-      parent: Deno.ppid,
+    log.debug("gateway.launchers", "stops when any of these launchers ends", {
+      parent: watch.parent ? Deno.ppid : undefined,
       launchers: watch.launchers.map((l) => l.pid).join(" ") || undefined,
     });
   }

@@ -5,12 +5,14 @@
  * task` and the gateway are re-parented and would keep serving on the port. So the gateway watches the
  * launchers above it and stops as on SIGTERM (drained, every record written) when one is gone:
  *
- *  - its parent, always: `Deno.ppid` changes when the parent dies, and asking needs no permission;
- *  - above that, where it may run `ps` (`deno task start` allows it, `--allow-run=ps`): every ancestor that
- *    is `deno task`, a shell running deno, `npm exec` or `npx`, up to the first that is none of these (a
- *    shell, a process manager, a test runner), which is not watched: `nohup npx deno@… task start &` must
- *    outlive the shell that started it. Deno lets a program read `/proc` only with every permission, hence
- *    `ps`. A launcher is known by its PID and its start time, so a reused PID does not pass for it.
+ *  - every ancestor that is `deno task`, a shell running deno, `npm exec` or `npx`, up to the first that is
+ *    none of these (a shell, a process manager, a test runner), which is not watched: `nohup npx deno@… task
+ *    start &`, or `nohup deno run main.ts &`, must outlive the shell that started it. Which they are, `ps`
+ *    tells, where the gateway may run it (`deno task start` allows it, `--allow-run=ps`): Deno lets a program
+ *    read `/proc` only with every permission. A launcher is known by its PID and its start time, so a reused
+ *    PID does not pass for it;
+ *  - the parent among them through `Deno.ppid`, which changes when the parent dies and needs no permission;
+ *    without `ps`, the parent is taken for a launcher when `deno task` or npm ran the gateway (`INIT_CWD`).
  *
  * Process managers can also run the gateway under a command whose PID is its own (README, "Under a process
  * manager"); then there is no launcher, and nothing beyond the parent is watched.
@@ -96,9 +98,19 @@ export function launchersOf(pid: number, table: Map<number, ProcessInfo>): Proce
   return out;
 }
 
+function ranByTask(): boolean {
+  try {
+    return Deno.env.get("INIT_CWD") !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 export interface LauncherWatch {
   /** The launchers watched beyond the parent; empty: none, or `ps` may not be run. */
   launchers: readonly ProcessInfo[];
+  /** Whether the parent is watched (it is a launcher). */
+  parent: boolean;
   stop(): void;
 }
 
@@ -108,10 +120,21 @@ export interface LauncherWatch {
  */
 export async function watchLaunchers(
   onGone: (what: string) => void,
-  options: { list?: ListProcesses; pid?: number; ppid?: () => number; intervalMs?: number } = {},
+  options: {
+    list?: ListProcesses;
+    pid?: number;
+    ppid?: () => number;
+    /** Whether `deno task` or npm ran this process; by default, whether they left `INIT_CWD`. */
+    ranByTask?: boolean;
+    intervalMs?: number;
+  } = {},
 ): Promise<LauncherWatch> {
   const { list = listProcesses, pid = Deno.pid, ppid = () => Deno.ppid } = options;
   const parent = ppid();
+  const table = await list();
+  const above = table ? launchersOf(pid, table) : [];
+  const parentWatched = table ? above[0]?.pid === parent : options.ranByTask ?? ranByTask();
+  const launchers = above.filter((l) => l.pid !== parent);
   let done = false;
   const gone = (what: string) => {
     if (done) return;
@@ -119,15 +142,16 @@ export async function watchLaunchers(
     stop();
     onGone(what);
   };
-  const parentTimer = setInterval(() => {
-    if (ppid() !== parent) gone(`the parent process ${parent} ended`);
-  }, options.intervalMs ?? PARENT_CHECK_MS);
-  Deno.unrefTimer(parentTimer);
-  const timers = [parentTimer];
+  const timers: ReturnType<typeof setInterval>[] = [];
   const stop = () => timers.forEach(clearInterval);
-  const table = await list();
-  const launchers = table ? launchersOf(pid, table).filter((l) => l.pid !== parent) : [];
-  if (launchers.length === 0) return { launchers, stop };
+  if (parentWatched) {
+    const parentTimer = setInterval(() => {
+      if (ppid() !== parent) gone(`the parent process ${parent} ended`);
+    }, options.intervalMs ?? PARENT_CHECK_MS);
+    Deno.unrefTimer(parentTimer as unknown as number);
+    timers.push(parentTimer);
+  }
+  if (launchers.length === 0) return { launchers, parent: parentWatched, stop };
   let asking = false;
   const launcherTimer = setInterval(async () => {
     if (asking || done) return;
@@ -146,7 +170,7 @@ export async function watchLaunchers(
       asking = false;
     }
   }, options.intervalMs ?? LAUNCHER_CHECK_MS);
-  Deno.unrefTimer(launcherTimer);
+  Deno.unrefTimer(launcherTimer as unknown as number);
   timers.push(launcherTimer);
-  return { launchers, stop };
+  return { launchers, parent: parentWatched, stop };
 }

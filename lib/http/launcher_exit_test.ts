@@ -61,6 +61,25 @@ Deno.test("launchers: the watch stops once when a launcher ends or its PID is re
   }
 });
 
+Deno.test("launchers: a parent that is no launcher (a shell, nohup) is not watched", async () => {
+  const table = parsePs(PS);
+  const watch = await watchLaunchers(() => {}, {
+    list: () => Promise.resolve(table),
+    pid: 200,
+    ppid: () => 100,
+  });
+  watch.stop();
+  assert.equal(watch.parent, false);
+  assert.deepEqual(watch.launchers, []);
+  const untold = await watchLaunchers(() => {}, {
+    list: () => Promise.resolve(undefined),
+    ppid: () => 100,
+    ranByTask: false,
+  });
+  untold.stop();
+  assert.equal(untold.parent, false);
+});
+
 Deno.test("launchers: the parent ending is noticed without ps", async () => {
   const release = holdOpen();
   let parent = 400;
@@ -68,10 +87,12 @@ Deno.test("launchers: the parent ending is noticed without ps", async () => {
   const watch = await watchLaunchers(resolve, {
     list: () => Promise.resolve(undefined),
     ppid: () => parent,
+    ranByTask: true,
     intervalMs: 5,
   });
   try {
     assert.deepEqual(watch.launchers, []);
+    assert.equal(watch.parent, true);
     parent = 1;
     assert.equal(await promise, "the parent process 400 ended");
   } finally {
