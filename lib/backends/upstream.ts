@@ -6,6 +6,8 @@
  * response objects, no stream and no promise per chunk.
  * Knows nothing of chat: one POST, its status, its headers and its body.
  */
+// First, so that undici loads with the cheap assert (see the module).
+import "./undici_assert.ts";
 // The agent's own module, not the package's index: that loads fetch, WebSocket, caches and more, which the
 // gateway never uses and which cost the process some 4 MB of memory for nothing.
 import agentModule from "undici/lib/dispatcher/agent.js";
