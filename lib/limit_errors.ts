@@ -36,6 +36,17 @@ export class RateLimited extends GatewayError {
 }
 
 /** The X-RateLimit-* headers; `Reset` is the end of the current minute in Unix seconds. */
+/**
+ * The rate-limit headers of an admission whose slot a later refusal gave back: one more remaining, as the
+ * limiter now counts it. Headers without a rate limit are returned as they are.
+ */
+export function withSlotBack(headers: Record<string, string>): Record<string, string> {
+  const remaining = headers["X-RateLimit-Remaining"];
+  if (remaining === undefined) return headers;
+  const limit = Number(headers["X-RateLimit-Limit"]);
+  return { ...headers, "X-RateLimit-Remaining": String(Math.min(Number(remaining) + 1, limit)) };
+}
+
 export function rateLimitHeaders(limit: number, remaining: number, resetAt: number): Record<string, string> {
   return {
     "X-RateLimit-Limit": String(limit),

@@ -19,6 +19,7 @@ import {
 import { type BackendAdapter, BACKENDS, type CallContext } from "./backends/mod.ts";
 import { RequestAccount } from "./account/mod.ts";
 import { asGatewayError, ClientClosed, GatewayError } from "./errors.ts";
+import { withSlotBack } from "./limit_errors.ts";
 import type { ChatRequest } from "./chat/types.ts";
 import type { KeyRecord } from "./store/records.ts";
 import type { Face } from "./faces/mod.ts";
@@ -100,7 +101,13 @@ export async function runChat(
     account.noteRequest(shaped);
     // What the request can cost is held against the quotas, and settled by its account however it ends.
     const held = deps.policy.reserve(key, shaped, account.startedAt);
-    account.hold = held instanceof Promise ? await held : held;
+    // A refusal here gave the rate-limit slot back: the answer's headers say so.
+    account.hold = held instanceof Promise
+      ? await held.catch((refusal) => {
+        admitted = withSlotBack(admitted);
+        throw refusal;
+      })
+      : held;
     const placed = deps.scheduler.place(
       key.model,
       routableCandidates(deps.view.snapshot, key, deps.servers),

@@ -43,6 +43,7 @@ async function refusal(res: Response, path: string) {
     message: path === OLLAMA ? body.error : body.error.message,
     retryAfter: res.headers.get("retry-after"),
     shouldRetry: res.headers.get("x-should-retry"),
+    remaining: res.headers.get("x-ratelimit-remaining"),
   };
 }
 
@@ -179,6 +180,7 @@ Deno.test("a quota refusal decided with the store gives the rate-limit slot back
     const r = await refusal(await s.gw.post(path, secret, { messages: long }), path);
     assert.deepEqual([r.status, r.code, r.shouldRetry], [429, "quota_exceeded", "false"], path);
     assert.equal(r.retryAfter, String(toMidnight(at)));
+    assert.equal(r.remaining, "3", "the slot given back is not counted as taken");
     assert.match(
       r.message,
       /^Daily token quota of this API key has 40 of 100 tokens left, too few for this request, whose prompt alone is about \d+ tokens; it resets at 2026-11-23T00:00:00\.000Z$/,
@@ -208,8 +210,8 @@ Deno.test("a concurrency refusal gives the rate-limit slot back, and names the l
     const path = PATHS[i % PATHS.length];
     const r = await refusal(await s.gw.post(path, secret, { messages: USER_HELLO }), path);
     assert.deepEqual(
-      [r.status, r.code, r.retryAfter, r.shouldRetry],
-      [429, "concurrency_limit", "1", null],
+      [r.status, r.code, r.retryAfter, r.shouldRetry, r.remaining],
+      [429, "concurrency_limit", "1", null, "2"],
       path,
     );
     assert.match(
