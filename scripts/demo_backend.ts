@@ -1,7 +1,8 @@
 /**
  * The stand-in model server of `deno task demo`, for trying the gateway with no GPU and no Ollama: it speaks
  * Ollama's API (`/api/chat` whole or streamed, and the `/api/version`, `/api/tags`, `/api/ps` the health
- * checks ask) and answers every chat with one short sentence quoting the last user message.
+ * checks ask) and answers every chat with one short sentence quoting the last user message. Run alone, it
+ * prints its address.
  */
 
 export const DEMO_MODEL = "demo-echo";
@@ -88,8 +89,18 @@ async function handle(req: Request): Promise<Response> {
   return chat(body, req.signal);
 }
 
-/** Listens on 127.0.0.1 at a free port. */
-export function startDemoBackend(): { url: string; close(): Promise<void> } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handle);
+/** Listens on 127.0.0.1, at `port` (default: a free one). */
+export function startDemoBackend(port = 0): { url: string; close(): Promise<void> } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, handle);
   return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
+}
+
+// Alone (`deno task demo:backend`, `PORT` or 11435): a model server to register with `server add` when trying
+// `deno task start` without a GPU.
+if (import.meta.main) {
+  const { url } = startDemoBackend(Number(Deno.env.get("PORT") ?? 11435));
+  console.log(`The stand-in model server listens on ${url} (model "${DEMO_MODEL}"); Ctrl-C stops it.`);
+  console.log(
+    `Register it: deno task admin server add --name demo --url ${url} --model ${DEMO_MODEL}`,
+  );
 }

@@ -41,11 +41,10 @@ export function demoCommands(baseUrl: string, key: string): DemoCommand[] {
     `import OpenAI from "npm:openai@7.55.0";`,
     `const client = new OpenAI({ apiKey: "${key}", baseURL: "${baseUrl}/v1" });`,
   ];
-  // ollama-js always posts to {host}/api/chat; its fetch option points it at the gateway's format-B path.
+  // ollama-js posts to {host}/api/chat, which the gateway answers as Ollama does: the host is all it needs.
   const ollama = [
     `import { Ollama } from "npm:ollama@0.6.4";`,
-    `const ollama = new Ollama({ host: "${baseUrl}", headers: { Authorization: "Bearer ${key}" },`,
-    `fetch: (url, init) => fetch(String(url).replace(/\\/api\\/chat$/, "/v1/chat.php"), init) });`,
+    `const ollama = new Ollama({ host: "${baseUrl}", headers: { Authorization: "Bearer ${key}" } });`,
   ];
   return [
     {
