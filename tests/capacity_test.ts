@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 // @ts-types="@types/seedrandom"
 import seedrandom from "seedrandom";
 import { Scenario, USER_HELLO } from "./harness.ts";
-import { until } from "./support/llm_fleet.ts";
+import { eventually } from "./support/wait_for.ts";
 
 const A = "/v1/chat/completions";
 const PROBING = { probe: true, config: { probeIntervalMs: 100 } } as const;
@@ -30,7 +30,10 @@ async function send(s: Scenario, key: string, total: number, parallel: number, b
 
 /** Both fakes probed at least once, so the gateway knows they hold nothing. */
 async function probed(s: Scenario, ...names: string[]) {
-  await until("first probes", () => names.every((n) => s.gw.deps.servers.status().some((x) => x.name === n)));
+  await eventually(
+    "first probes",
+    () => names.every((n) => s.gw.deps.servers.status().some((x) => x.name === n)),
+  );
 }
 
 Deno.test("capacity: a 3:1 weight pair without --slots shares 400 requests, 8 at a time, 3:1", async () => {
@@ -75,7 +78,7 @@ Deno.test("capacity: a server enabled again gets traffic as soon as the gateway 
   const key = await s.gw.key();
   const enabled = async (on: boolean) => {
     await s.gw.catalog.servers.update("b", (b) => ({ ...b, enabled: on }));
-    await until("the gateway sees it", () => s.gw.deps.view.snapshot.servers.get("b")?.enabled === on);
+    await eventually("the gateway sees it", () => s.gw.deps.view.snapshot.servers.get("b")?.enabled === on);
   };
   await enabled(false);
   await send(s, key, 20, 4);
@@ -104,7 +107,7 @@ Deno.test("capacity: a model spreads to a server with spare memory when the one 
     fake.reply = () => ({ content: "one two three four five six seven eight nine ten eleven twelve" });
   }
   await probed(s, "warm", "spare");
-  await until("warm seen holding m1", () => s.gw.deps.servers.hasLoaded("warm", "m1") === true);
+  await eventually("warm seen holding m1", () => s.gw.deps.servers.hasLoaded("warm", "m1") === true);
   const key = await s.gw.key();
   const statuses = await send(s, key, 24, 6, { stream: true });
   assert.ok(statuses.every((code) => code === 200));

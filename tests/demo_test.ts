@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { demoAnswer } from "../scripts/demo_backend.ts";
 import { DEMO_QUESTION } from "../scripts/demo_commands.ts";
+import { freePort } from "./support/listening_ports.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const DEMO_ARGS = [
@@ -19,13 +20,6 @@ const DEMO_ARGS = [
 ];
 const READY_MARKER = "Stop the demo with Ctrl-C.";
 const expected = demoAnswer([{ role: "user", content: DEMO_QUESTION }]);
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
 
 function startDemo(port: number) {
   const child = new Deno.Command(Deno.execPath(), {

@@ -19,6 +19,7 @@ import {
   waitUntilRefused,
 } from "./support/chat_streams.ts";
 import { assertLedgerConsistent, readLedger, recordsOf } from "./support/ledger_check.ts";
+import { freePort } from "./support/listening_ports.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const PATHS: Record<Format, string> = { A: "/v1/chat/completions", B: "/v1/chat.php" };
@@ -45,13 +46,6 @@ function asRun(command: string, port: number, jobs: number) {
     all[i - 1] === "--port" ? String(port) : all[i - 1] === "--host" ? "127.0.0.1" : word
   );
   return { env, args };
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
 }
 
 async function listensOn(port: number): Promise<boolean> {

@@ -14,7 +14,7 @@ import { admin } from "./support/processes.ts";
 import { assertComplete, type Format, killChild } from "./support/chat_streams.ts";
 import { assertLedgerConsistent, readLedger, recordsOf } from "./support/ledger_check.ts";
 import { eventually, within } from "./support/wait_for.ts";
-import { listeningPorts } from "./support/listening_ports.ts";
+import { freePort, listeningPorts } from "./support/listening_ports.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const ADMIN_TOKEN = "deploy-admin-token";
@@ -50,13 +50,6 @@ Deno.test("profile: DENO_DEPLOY chooses deploy, GATEWAY_PROFILE forces either; w
   ];
   for (const [env, message] of refused) assert.throws(() => loadConfig(env), message, JSON.stringify(env));
 });
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
 
 /** Where the runtime keeps what `Deno.openKv()` opens without a path, one folder per origin (`deno info`). */
 async function originStorage(): Promise<{ denoDir: string; originStorage: string }> {

@@ -5,8 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { Scenario } from "./harness.ts";
-import { until } from "./support/llm_fleet.ts";
-import { within } from "./support/wait_for.ts";
+import { eventually, within } from "./support/wait_for.ts";
 
 const A = "/v1/chat/completions";
 const ask = (who: string) => [{ role: "user", content: `from ${who}` }];
@@ -28,7 +27,7 @@ Deno.test("fair queue: a second key is served at the next freed slot, ahead of a
     return reader;
   }));
   const waiting = Array.from({ length: 100 }, (_, i) => s.gw.post(A, burst, { messages: ask(`burst${i}`) }));
-  await until("the burst waits", () => s.gw.deps.scheduler.figures()[0]?.depth === 100);
+  await eventually("the burst waits", () => s.gw.deps.scheduler.figures()[0]?.depth === 100);
   const second = s.gw.post(A, other, { messages: ask("other") });
   // The full queue made room for the other key by refusing the burst's newest request.
   const refused = await within(
@@ -91,7 +90,7 @@ Deno.test("fair queue: a tenant still at work keeps its share of the slots free 
     { length: 6 },
     () => s.gw.post(A, bursty, { messages: ask("bursty"), stream: true }),
   );
-  await until("the burst waits for slots", () => (s.gw.deps.scheduler.figures()[0]?.depth ?? 0) >= 5);
+  await eventually("the burst waits for slots", () => (s.gw.deps.scheduler.figures()[0]?.depth ?? 0) >= 5);
   assert.equal(
     fake.chats.filter((c) => senderOf(c.body) === "bursty").length,
     1,

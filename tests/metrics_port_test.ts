@@ -1,13 +1,7 @@
 /** The separate metrics listener: /metrics without the token there, still behind it on the public port. */
 import assert from "node:assert/strict";
 import { startGateway } from "./support/processes.ts";
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
+import { freePort } from "./support/listening_ports.ts";
 
 Deno.test("GATEWAY_METRICS_PORT serves only /metrics, without the token; the public port still asks for it", async () => {
   const dir = await Deno.makeTempDir();

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { eventually, PATIENCE_MS } from "./support/wait_for.ts";
+import { freePort } from "./support/listening_ports.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -18,13 +19,6 @@ async function listened(port: number): Promise<boolean> {
     }
   }
   return false;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
 }
 
 const alive = (pid: number) => {

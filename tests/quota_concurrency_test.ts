@@ -20,8 +20,8 @@ import {
   PATHS,
   PROMPT,
   streamed,
-  until,
 } from "./support/quota_streams.ts";
+import { eventually } from "./support/wait_for.ts";
 
 Deno.test("20 streams at once on a key's daily quota of 100: billed at most the quota and one prompt estimate", async () => {
   await using s = await Scenario.start();
@@ -88,11 +88,11 @@ Deno.test("--max-concurrent 2: the third request gets 429 concurrency_limit with
 
   // A request that ends, here by its client leaving, gives its place back.
   await held[0].end();
-  await until("the stream's record", () => s.gw.usage.some((r) => r.status === "partial"));
+  await eventually("the stream's record", () => s.gw.usage.some((r) => r.status === "partial"));
   const next = await openStream(s.gw.url, B, secret);
   assert.equal((await streamed(s.gw.url, A, secret)).status, 429);
   await Promise.all([held[1].end(), next.end()]);
-  await until("both records", () => s.gw.usage.filter((r) => r.status === "partial").length === 3);
+  await eventually("both records", () => s.gw.usage.filter((r) => r.status === "partial").length === 3);
   const refusals = s.gw.usage.filter((r) => r.status === "rejected");
   assert.deepEqual(refusals.map((r) => r.errorCode), Array(4).fill("concurrency_limit"));
   const scraped = (await s.gw.deps.metrics!.scrape()).body;

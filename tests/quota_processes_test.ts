@@ -19,8 +19,8 @@ import {
   openStream,
   PROMPT,
   streamed,
-  until,
 } from "./support/quota_streams.ts";
+import { eventually } from "./support/wait_for.ts";
 
 /** Two gateway processes on one store file, with one fake backend of long answers. */
 async function twoGateways(
@@ -104,7 +104,7 @@ Deno.test("two gateways on one store: --max-concurrent 2 refuses the third, and 
     // Ended on b: a may admit once b published the place it gave back.
     await held[1].end();
     let third: { end: () => Promise<void> } | undefined;
-    await until("a place given back on the other gateway", async () => {
+    await eventually("a place given back on the other gateway", async () => {
       const res = await fetch(`${a.url}${A}`, {
         method: "POST",
         headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
@@ -136,7 +136,7 @@ Deno.test("two gateways on one store: --max-concurrent 2 refuses the third, and 
     } finally {
       kv.close();
     }
-    await until("the dead gateway's lease lapsing", async () => {
+    await eventually("the dead gateway's lease lapsing", async () => {
       const res = await fetch(`${b.url}${A}`, {
         method: "POST",
         headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },

@@ -10,7 +10,8 @@ import OpenAI from "openai";
 import OpenAIv6 from "openai-v6";
 import { listKeys, updateKey } from "../lib/store/keys.ts";
 import { Scenario, USER_HELLO } from "./harness.ts";
-import { A, B, OLLAMA, openStream, until } from "./support/quota_streams.ts";
+import { A, B, OLLAMA, openStream } from "./support/quota_streams.ts";
+import { eventually } from "./support/wait_for.ts";
 
 const PATHS = [A, B, OLLAMA];
 /** How long a client may take to give up before the test calls it hanging; the old answer made it hours. */
@@ -220,7 +221,7 @@ Deno.test("a concurrency refusal gives the rate-limit slot back, and names the l
     );
   }
   await held.end();
-  await until("the held stream's record", () => s.gw.usage.some((r) => r.status === "partial"));
+  await eventually("the held stream's record", () => s.gw.usage.some((r) => r.status === "partial"));
   s.fake().reply = () => ({ content: "fine", promptTokens: 25, completionTokens: 35 });
   s.fake().chunkDelayMs = 0;
   for (let i = 0; i < 2; i++) {

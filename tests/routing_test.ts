@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { Scenario, USER_HELLO } from "./harness.ts";
+import { eventually } from "./support/wait_for.ts";
 
 const A = "/v1/chat/completions";
 const B = "/v1/chat.php";
@@ -17,14 +18,6 @@ async function ask(s: Scenario, key: string, path = A) {
 }
 
 const stateOf = (s: Scenario, name: string) => s.gw.deps.servers.status().find((st) => st.name === name);
-
-async function until(what: string, condition: () => boolean | Promise<boolean>, limitMs = 5000) {
-  const start = performance.now();
-  while (!(await condition())) {
-    if (performance.now() - start > limitMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 Deno.test("breaker: opens after N failures, skips the server, lets one trial through after T, closes on success", async () => {
   let t = 1_000_000;
@@ -102,11 +95,14 @@ Deno.test("health probes take a dead server out and bring it back, without a cli
     config: { probeIntervalMs: 100, probeTimeoutMs: 500 },
   });
   const key = await s.gw.key();
-  await until("first probes", () => stateOf(s, "a")?.health === "up" && stateOf(s, "b")?.health === "up");
+  await eventually(
+    "first probes",
+    () => stateOf(s, "a")?.health === "up" && stateOf(s, "b")?.health === "up",
+  );
   assert.deepEqual(stateOf(s, "a")?.models, ["m1"], "models discovered from /api/tags");
 
   await s.fake("a").pause();
-  await until("a marked down", () => stateOf(s, "a")?.health === "down");
+  await eventually("a marked down", () => stateOf(s, "a")?.health === "down");
   assert.match(stateOf(s, "a")?.lastProbeError ?? "", /refused|reach/);
   for (let i = 0; i < 5; i++) {
     const { status, body } = await ask(s, key);
@@ -115,8 +111,8 @@ Deno.test("health probes take a dead server out and bring it back, without a cli
   }
 
   await s.fake("a").resume();
-  await until("a back up", () => stateOf(s, "a")?.health === "up");
-  await until(
+  await eventually("a back up", () => stateOf(s, "a")?.health === "up");
+  await eventually(
     "a serving again",
     async () => (await ask(s, key)).body.choices[0].message.content === "Hello from a",
   );
@@ -130,7 +126,7 @@ Deno.test("model discovery: a model the admin listed but the server lacks is not
   s.fake("big").models = ["m1:latest"]; // m2 was never pulled there; `m1` and `m1:latest` are one model
   const m1 = await s.gw.key({ model: "m1" });
   const m2 = await s.gw.key({ model: "m2" });
-  await until("discovery", () => stateOf(s, "big")?.models?.length === 1);
+  await eventually("discovery", () => stateOf(s, "big")?.models?.length === 1);
   assert.equal((await ask(s, m1)).body.choices[0].message.content, "Hello from big");
   const missing = await ask(s, m2);
   assert.equal(missing.status, 503);
@@ -144,7 +140,7 @@ Deno.test("live state: in-flight, requests and errors of the last minute, latenc
   s.fake("a").chunkDelayMs = 100;
   s.fake("a").reply = () => ({ content: "one two three" });
   const streaming = s.gw.post(A, key, { messages: USER_HELLO, stream: true });
-  await until("a stream in flight", () => stateOf(s, "a")?.inFlight === 1);
+  await eventually("a stream in flight", () => stateOf(s, "a")?.inFlight === 1);
   await (await streaming).text();
   assert.equal(stateOf(s, "a")?.inFlight, 0);
   s.fake("a").mode = "error";

@@ -6,7 +6,8 @@
  * matters).
  */
 import assert from "node:assert/strict";
-import { LlmFleet, until } from "./support/llm_fleet.ts";
+import { LlmFleet } from "./support/llm_fleet.ts";
+import { eventually } from "./support/wait_for.ts";
 import { TestGateway } from "./harness.ts";
 import { FakeLlmVllm } from "./fakes/fake_llm.ts";
 
@@ -39,7 +40,10 @@ Deno.test("scheduling: a server never runs more than its slots; the rest wait at
   const key = await f.gw.key();
   f.hold();
   const asks = Array.from({ length: 9 }, (_, i) => f.gw.post(i % 2 ? B : A, key, ask(`q${i}`)));
-  await until("4 running and 5 waiting", () => f.running("a") + f.running("b") === 4 && f.queued() === 5);
+  await eventually(
+    "4 running and 5 waiting",
+    () => f.running("a") + f.running("b") === 4 && f.queued() === 5,
+  );
   assert.equal(f.running("a"), 2);
   assert.equal(f.running("b"), 2);
   f.release();
@@ -77,7 +81,7 @@ Deno.test("scheduling: a conversation's next turn returns to its server while it
   const { promise: gate, resolve: open } = Promise.withResolvers<void>();
   f.fake(home).engine.gate = gate;
   const blocker = f.gw.post(A, key, { messages: [...turn1, answer1, { role: "user", content: "waves?" }] });
-  await until("the home server busy", () => f.running(home) === 1);
+  await eventually("the home server busy", () => f.running(home) === 1);
   const third = await f.gw.post(A, key, { messages: [...turn2, answer2, { role: "user", content: "sun?" }] });
   assert.equal(third.status, 200);
   assert.notEqual(third.headers.get("x-gateway-route"), "affinity");
@@ -104,9 +108,9 @@ Deno.test("scheduling: a full queue answers 429 at once and a wait that times ou
   const key = await f.gw.key();
   f.hold();
   const running = f.gw.post(A, key, ask("first"));
-  await until("the only slot taken", () => f.running("only") === 1);
+  await eventually("the only slot taken", () => f.running("only") === 1);
   const waiting = f.gw.post(B, key, ask("second"));
-  await until("one waiting", () => f.queued() === 1);
+  await eventually("one waiting", () => f.queued() === 1);
   assert.match((await f.gw.deps.metrics!.scrape()).body, /gateway_queue_depth\{model="m1"\} 1/);
   const bearer = { Authorization: "Bearer scheduling-admin-secret" };
   const admin = await fetch(`${f.gw.url}/admin/status`, { headers: bearer });
@@ -145,7 +149,7 @@ Deno.test("scheduling: a client that leaves while waiting frees its place at onc
   const key = await f.gw.key();
   f.hold();
   const running = f.gw.post(A, key, ask("first"));
-  await until("the only slot taken", () => f.running("only") === 1);
+  await eventually("the only slot taken", () => f.running("only") === 1);
   const leaving = new AbortController();
   const left = fetch(`${f.gw.url}${A}`, {
     method: "POST",
@@ -153,11 +157,11 @@ Deno.test("scheduling: a client that leaves while waiting frees its place at onc
     body: JSON.stringify(ask("never mind")),
     signal: leaving.signal,
   }).catch((e) => e);
-  await until("one waiting", () => f.queued() === 1);
+  await eventually("one waiting", () => f.queued() === 1);
   leaving.abort();
   await left;
-  await until("the place freed", () => f.queued() === 0);
-  await until("the record", () => f.gw.usage.some((r) => r.errorCode === "client_closed"));
+  await eventually("the place freed", () => f.queued() === 0);
+  await eventually("the record", () => f.gw.usage.some((r) => r.errorCode === "client_closed"));
   const record = f.gw.usage.find((r) => r.errorCode === "client_closed")!;
   assert.equal(record.httpStatus, 499);
   f.release();
@@ -186,7 +190,10 @@ Deno.test("scheduling: a vLLM server without --slots is held to the parallelism 
         body: JSON.stringify({ model: "m1", messages: [{ role: "user", content: "hi" }], stream: true }),
       })
     );
-    await until("one running, one waiting", () => vllm.engine.running === 1 && vllm.engine.waiting === 1);
+    await eventually(
+      "one running, one waiting",
+      () => vllm.engine.running === 1 && vllm.engine.waiting === 1,
+    );
     await gw.deps.prober!.probeNow();
     const status = gw.deps.servers.status().find((s) => s.name === "vllm");
     assert.equal(status?.discoveredSlots, 1);
@@ -194,14 +201,14 @@ Deno.test("scheduling: a vLLM server without --slots is held to the parallelism 
     vllm.engine.gate = undefined;
     first.resolve();
     for (const res of await Promise.all(direct)) await res.body?.cancel();
-    await until("idle", () => vllm.engine.running === 0);
+    await eventually("idle", () => vllm.engine.running === 0);
 
     const second = Promise.withResolvers<void>();
     vllm.engine.gate = second.promise;
     const asks = [gw.post(A, key, ask("one"))];
-    await until("the slot taken", () => vllm.engine.running === 1);
+    await eventually("the slot taken", () => vllm.engine.running === 1);
     asks.push(gw.post(A, key, ask("two")));
-    await until("the second waits at the gateway", () => gw.deps.scheduler.figures()[0]?.depth === 1);
+    await eventually("the second waits at the gateway", () => gw.deps.scheduler.figures()[0]?.depth === 1);
     vllm.engine.gate = undefined;
     second.resolve();
     for (const res of await Promise.all(asks)) {

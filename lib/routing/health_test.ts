@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeOllama } from "../../tests/fakes/fake_ollama.ts";
-import { record, setup, until } from "../../tests/support/health_probes.ts";
+import { record, setup } from "../../tests/support/health_probes.ts";
+import { eventually } from "../../tests/support/wait_for.ts";
 import { HealthProber } from "./health.ts";
 import { ServerState } from "./server_state.ts";
 
@@ -117,7 +118,7 @@ Deno.test("health: a fetch that ignores its abort still times out, and the next 
   await prober.probeNow();
   assert.equal(calls.length, 1);
   release();
-  await until(() => calls.length === 2, "the stuck probe to carry on and end");
+  await eventually("the stuck probe to carry on and end", () => calls.length === 2);
 });
 
 Deno.test("health: servers are probed concurrently", async () => {
@@ -205,7 +206,7 @@ Deno.test("health: start probes at once and then every interval; stop ends it", 
     const state = new ServerState({ now: Date.now });
     const prober = new HealthProber({ fetch, servers: () => [record("a", fake.url)], state, intervalMs: 50 });
     prober.start();
-    await until(() => (fake.hits.get("/api/version") ?? 0) >= 3, "three rounds");
+    await eventually("three rounds", () => (fake.hits.get("/api/version") ?? 0) >= 3);
     await prober.stop();
     // Lets a request aborted on its way in land before counting.
     await new Promise((r) => setTimeout(r, 50));
@@ -224,7 +225,7 @@ Deno.test("health: stop abandons a running probe without recording it", async ()
     fake.probeFault = "hang";
     const { state, prober } = setup([record("a", fake.url)], { timeoutMs: 60_000 });
     prober.start();
-    await until(() => fake.hits.get("/api/version") === 1, "the probe to start");
+    await eventually("the probe to start", () => fake.hits.get("/api/version") === 1);
     await prober.stop();
     assert.deepEqual(state.status(), []);
   } finally {

@@ -38,9 +38,3 @@ export function setup(servers: ServerRecord[], options: { timeoutMs?: number; fe
   };
   return { clock, state, prober, one };
 }
-
-export async function until(condition: () => boolean, what: string) {
-  for (const start = Date.now(); !condition(); await new Promise((r) => setTimeout(r, 10))) {
-    if (Date.now() - start > 10_000) throw new Error(`timed out waiting for ${what}`);
-  }
-}

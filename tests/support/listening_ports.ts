@@ -27,3 +27,11 @@ export async function listeningPorts(pid: number): Promise<number[]> {
   }
   return ports.sort();
 }
+
+/** A port free on 127.0.0.1 right now, for a process the test starts on it. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  return port;
+}

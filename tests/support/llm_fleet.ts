@@ -76,11 +76,3 @@ export class LlmFleet {
     for (const fake of this.fakes.values()) await fake.close();
   }
 }
-
-export async function until(what: string, condition: () => boolean, limitMs = 5000): Promise<void> {
-  const start = performance.now();
-  while (!condition()) {
-    if (performance.now() - start > limitMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

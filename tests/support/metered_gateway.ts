@@ -5,19 +5,13 @@
 import { admin, type GatewayProcess, startGateway } from "./processes.ts";
 import { killChild } from "./chat_streams.ts";
 import { FakeOllama } from "../fakes/fake_ollama.ts";
+import { freePort } from "./listening_ports.ts";
 
 const GATEWAY = ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"];
 export interface Setup {
   gateway: GatewayProcess;
   key: string;
   metricsUrl: string;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
 }
 
 export async function withGateway(

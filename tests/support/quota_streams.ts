@@ -60,10 +60,6 @@ export async function openStream(base: string, path: string, secret: string) {
   return { end: () => reader.cancel() };
 }
 
-/** Polls `check` until it holds; fails after `limitMs`. */
-export const until = (what: string, check: () => boolean | Promise<boolean>, limitMs = 15_000) =>
-  eventually(what, check, limitMs);
-
 export const billedOf = (records: UsageRecord[]) =>
   records.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
 
