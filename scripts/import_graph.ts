@@ -12,7 +12,7 @@
  * ARCHITECTURE.md.
  */
 export const LAYERS: readonly (readonly string[])[] = [
-  ["errors", "gateway_error", "limit_errors", "chat", "deploy_profile"],
+  ["errors", "gateway_error", "limit_errors", "chat", "deploy_profile", "runtime"],
   ["log", "store", "audit"],
   ["auth", "policy", "usage", "account", "shape", "routing", "backends", "faces"],
   ["http", "discovery", "metrics"],

@@ -13,7 +13,7 @@ import { isoTime } from "../chat/iso_time.ts";
 import type { ChatRequest, ChatResult } from "../chat/types.ts";
 import type { GatewayError } from "../errors.ts";
 import type { FaceName } from "../faces/mod.ts";
-import type { StreamEnd } from "../http/stream_response.ts";
+import type { StreamEnd } from "../chat/stream_end.ts";
 import type { KeyRecord } from "../store/records.ts";
 import type { UsageRecord, UsageSink } from "../usage/types.ts";
 

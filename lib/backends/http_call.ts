@@ -5,7 +5,7 @@
 import { BackendFailure, BadGateway, GatewayError, ImageNotSupported, InvalidRequest } from "../errors.ts";
 import { Buffer } from "node:buffer";
 import type { CallContext } from "./adapter.ts";
-import { clearDeadline, deadline } from "../http/deadlines.ts";
+import { clearDeadline, deadline } from "../runtime/deadlines.ts";
 import { BodyTooLarge, type ChunkReader, post, type UpstreamAnswer } from "./upstream.ts";
 
 /** Error bodies are read only this far: enough for a message, bounded against a hostile backend. */

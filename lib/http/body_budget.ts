@@ -9,7 +9,7 @@
  * The budget is an isolate's: each worker of `deno task start:parallel` has its own.
  */
 import { BodyMemoryFull } from "../errors.ts";
-import { clearDeadline, type Deadline, deadline } from "./deadlines.ts";
+import { clearDeadline, type Deadline, deadline } from "../runtime/deadlines.ts";
 
 /** Bodies from this size on are counted. */
 export const COUNTED_FROM = 64 * 1024;

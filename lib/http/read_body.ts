@@ -11,8 +11,9 @@ import {
   RequestTimeout,
   UnsupportedMediaType,
 } from "../errors.ts";
-import { clearDeadline, deadline } from "./deadlines.ts";
+import { clearDeadline, deadline } from "../runtime/deadlines.ts";
 import { BodyBudget, bodyMemoryFor, COUNTED_FROM } from "./body_budget.ts";
+import { concat } from "../runtime/bytes.ts";
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
@@ -226,16 +227,4 @@ function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): void {
       }
     }
   })().catch(() => {}).finally(() => clearTimeout(timer));
-}
-
-/** Chunks read as one; most bodies arrive in one chunk, which is returned as it is. */
-export function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
 }

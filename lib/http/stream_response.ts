@@ -10,20 +10,12 @@ import type { ChatEvent } from "../chat/types.ts";
 import { BackendFailure, ClientStalled, GatewayError } from "../errors.ts";
 import type { StreamRenderer } from "../faces/mod.ts";
 import type { EventStream } from "../backends/stream_reading.ts";
-import { clearDeadline, type Deadline, deadline } from "./deadlines.ts";
+import { clearDeadline, type Deadline, deadline } from "../runtime/deadlines.ts";
 import { responseWith } from "./respond.ts";
 
-export interface StreamEnd {
-  /** The backend's final event, when the answer completed. */
-  done?: Extract<ChatEvent, { type: "done" }>;
-  /** Why the stream ended early (backend failure, or the client left). */
-  error?: GatewayError;
-  clientLeft: boolean;
-  /** Characters of content, reasoning and tool-call arguments delivered to the client. */
-  deliveredChars: number;
-  /** ms from the start of the response to its first byte. */
-  firstByteAt?: number;
-}
+import type { StreamEnd } from "../chat/stream_end.ts";
+
+export type { StreamEnd };
 
 function deltaChars(event: ChatEvent): number {
   if (event.type !== "delta") return 0;

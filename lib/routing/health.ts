@@ -12,7 +12,7 @@
  * Each server's first result and every change between up and down is logged, with the reason when down: the
  * admin learns which server went away and why without opening the console.
  */
-import { concat } from "../http/read_body.ts";
+import { concat } from "../runtime/bytes.ts";
 import { errorText, log } from "../log/mod.ts";
 import type { BackendKind, ServerRecord } from "../store/records.ts";
 import type { ProbeResult, ServerState } from "./server_state.ts";
