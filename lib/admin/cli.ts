@@ -53,7 +53,8 @@ async function main(args: string[]): Promise<number> {
   const target = Deno.env.get("GATEWAY_KV");
   let kv: Deno.Kv;
   try {
-    kv = await openStore(target);
+    // As the gateway: a GATEWAY_KV whose folder is not there is a typo, not a new store.
+    kv = await openStore(target, { folderMustExist: target !== undefined });
   } catch (error) {
     err(`admin: cannot open the store ${target ?? "(default)"}: ${(error as Error).message}`);
     return 1;

@@ -58,6 +58,30 @@ Deno.test("store failures exit 1 with one line and no stack trace", async () => 
   assert.doesNotMatch(err[0], /\n/);
 });
 
+Deno.test("a GATEWAY_KV whose folder does not exist is refused in one line, and nothing is created", async () => {
+  const repo = fileURLToPath(new URL("../../", import.meta.url));
+  const dir = await Deno.makeTempDir({ prefix: "admin_cli_test_" });
+  try {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "--quiet", "admin", "user", "list"],
+      env: { GATEWAY_KV: `${dir}/typo/gateway.kv`, NO_COLOR: "1" },
+      cwd: repo,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr).trim();
+    assert.equal(output.code, 1);
+    assert.match(
+      stderr,
+      /^admin: cannot open the store .*typo\/gateway\.kv: the folder .*typo does not exist/,
+    );
+    assert.equal(stderr.split("\n").length, 1);
+    await assert.rejects(Deno.stat(`${dir}/typo`), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("deno task admin works end to end on a KV file", async () => {
   const repo = fileURLToPath(new URL("../../", import.meta.url));
   const dir = await Deno.makeTempDir({ prefix: "admin_cli_test_" });
