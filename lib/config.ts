@@ -186,6 +186,11 @@ const ConfigSchema = z.object({
   /** `text` lines for a person, or `json`: one JSON object per line, for a log shipper. */
   GATEWAY_LOG_FORMAT: z.enum(LOG_FORMATS).default("text"),
   /**
+   * The runtime's own OpenTelemetry switch: with it on, the gateway also sends a span per chat request (the
+   * GenAI conventions' `chat {model}`) through the runtime's exporter (OTEL_EXPORTER_OTLP_*).
+   */
+  OTEL_DENO: z.string().optional(),
+  /**
    * `1`: one line per finished request (time, key id, model, server, format, status, tokens, latency), at
    * `info`. Off by default: a busy gateway would write thousands a second.
    */
@@ -258,6 +263,8 @@ export interface Config {
   storeOutageRpm: number;
   logLevel: LogLevel;
   logFormat: LogFormat;
+  /** A span per chat request through the runtime's OpenTelemetry (OTEL_DENO). */
+  traces: boolean;
   /** One log line per finished request. */
   accessLog: boolean;
 }
@@ -337,6 +344,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     storeOutageRpm: e.GATEWAY_STORE_OUTAGE_RPM,
     logLevel: e.GATEWAY_LOG_LEVEL,
     logFormat: e.GATEWAY_LOG_FORMAT,
+    traces: e.OTEL_DENO === "true" || e.OTEL_DENO === "1",
     accessLog: e.GATEWAY_ACCESS_LOG === "1" || e.GATEWAY_ACCESS_LOG === "true",
   };
 }

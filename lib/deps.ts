@@ -23,6 +23,7 @@ import {
   storeSlow,
   usageWriteFailed,
 } from "./log/store_events.ts";
+import { requestSpans } from "./metrics/request_spans.ts";
 
 export interface Deps {
   config: Config;
@@ -170,6 +171,7 @@ export async function createDeps(
   if (options.probe ?? true) routing.prober.start();
   const metered = meteredServices(kv, config, view, usageWriteFailed);
   const metrics = new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler);
+  if (config.traces) metrics.traceRequests(requestSpans());
   const retention = new RetentionRunner(kv, {
     days: config.usageRetentionDays,
     everyMs: config.usageRetentionEveryMs,

@@ -158,6 +158,8 @@ async function dispatchTo<T>(
   );
   t.account.server = attempt.candidate.server.name;
   t.routed = t.route.served(attempt.candidate);
+  const waited = t.routed["X-Gateway-Queue-Ms"];
+  t.account.queueMs = waited === undefined ? 0 : Number(waited);
   return attempt;
 }
 

@@ -30,13 +30,16 @@ export interface Reservation {
 
 /** Sees each record too, in the same turn it is reported; told when taking a record failed. */
 export interface AccountObserver {
-  observe(record: UsageRecord): void;
+  /** `queueMs`: how long the request waited in the queue for a server, when it got one. */
+  observe(record: UsageRecord, queueMs?: number): void;
   accountingFailure?(stage: "ledger" | "metrics"): void;
 }
 
 export class RequestAccount {
   key?: KeyRecord;
   server?: string;
+  /** How long the request waited for a server, once one took it. */
+  queueMs?: number;
   /** Settled in the same turn as the record is taken, whichever way the request ends. */
   hold?: Reservation;
   #stream = false;
@@ -144,7 +147,7 @@ export class RequestAccount {
     this.#take("ledger", () => this.sink.record(record));
     // After the record: the holdings let go of billed tokens once the ledger wrote what was taken before.
     if (this.hold) this.#settle(this.hold, tokens.promptTokens + tokens.completionTokens);
-    if (this.observer) this.#take("metrics", () => this.observer!.observe(record));
+    if (this.observer) this.#take("metrics", () => this.observer!.observe(record, this.queueMs));
   }
 
   #settle(hold: Reservation, billed: number): void {

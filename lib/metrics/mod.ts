@@ -16,6 +16,7 @@ import type { StoreStatus } from "../store/link.ts";
 import type { UsageRecord } from "../usage/types.ts";
 import type { Scheduler, ServerStatus } from "../routing/mod.ts";
 import type { ConnectionStats } from "../http/listener.ts";
+import type { RequestSpans } from "./request_spans.ts";
 
 /** Seconds; chat answers range from milliseconds (cached, short) to minutes (long generations). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -77,6 +78,8 @@ export class GatewayMetrics {
     labelNames: ["stage"],
   });
 
+  #spans?: RequestSpans;
+
   constructor(servers: () => ServerStatus[]) {
     this.#add((prom, registry) => {
       this.#requests.register(prom, registry);
@@ -108,7 +111,14 @@ export class GatewayMetrics {
     return (await this.#registry).registry;
   }
 
-  observe(rec: UsageRecord): void {
+  /** Also sends a span per request (`request_spans.ts`); when the runtime's OpenTelemetry is on. */
+  traceRequests(spans: RequestSpans): this {
+    this.#spans = spans;
+    return this;
+  }
+
+  observe(rec: UsageRecord, queueMs?: number): void {
+    this.#spans?.(rec, queueMs);
     const format = rec.format;
     this.#requests.add(
       `${format} ${rec.httpStatus} ${rec.status}`,
