@@ -9,7 +9,8 @@ import { ROUTE_FACES } from "../faces/mod.ts";
 import { errorResponse } from "../http/respond.ts";
 
 const SERVED = "This gateway serves chat and model discovery only: POST /api/chat, GET /api/tags, " +
-  "POST /api/show, GET /api/ps and GET /api/version (Ollama); POST /v1/chat/completions and GET /v1/models (OpenAI)";
+  "POST /api/show, GET /api/ps and GET /api/version (Ollama); POST /v1/chat/completions, " +
+  "POST /v1/responses and GET /v1/models (OpenAI); POST /v1/messages (Anthropic)";
 
 const MANAGEMENT = /^\/api\/(pull|push|create|delete|copy|blobs)(\/|$)/;
 

@@ -1,6 +1,6 @@
 /**
- * Ollama's `GET /api/ps`, scoped to the key: its one model, under its format-B name, listed when some server
- * the key's requests may go to holds it loaded, and an empty list when none does, so a client can tell
+ * @module Ollama's `GET /api/ps`, scoped to the key: its one model, under its format-B name, listed when some
+ * server the key's requests may go to holds it loaded, and an empty list when none does, so a client can tell
  * whether its next chat starts warm or waits for a load. What "loaded" means is the routing's own picture
  * (lib/routing/residency.ts: the servers' last `/api/ps`, corrected by what the gateway sent since); a server
  * that never said what it holds counts once the gateway sent it the model. Only routable servers count: a

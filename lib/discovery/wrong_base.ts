@@ -1,5 +1,5 @@
 /**
- * An Ollama client given the gateway's OpenAI base URL (`http://gw:8000/v1`) asks for `/v1/api/chat`,
+ * @module An Ollama client given the gateway's OpenAI base URL (`http://gw:8000/v1`) asks for `/v1/api/chat`,
  * `/v1/api/tags` and the like, and would read a bare 404 as "model not found" or "no Ollama here". Every such
  * path, any method, answers Ollama's error shape naming the address to use instead: Ollama clients take the
  * gateway's root, without `/v1`. The address is the one the request came to (its Host), since that is the one
