@@ -6,7 +6,8 @@
  * total of requests and tokens per day, key, user, model, server, format and outcome is the same after.
  * Target: p99 during the roll-up ≤ 2 × the reference's.
  *
- * Usage: `deno task bench:retention`
+ * Usage: `deno task bench:retention`; `RETENTION_SEEDED=path` starts from a copy of a store this bench seeded
+ * before (`RETENTION_KEEP_SEED=path` keeps a copy of the one it seeds), to skip the minutes of seeding.
  */
 import { listUsage, type UsageRecord } from "../lib/usage/mod.ts";
 import { seedUsage } from "../scripts/seed_usage.ts";
@@ -75,10 +76,20 @@ const children: Child[] = [];
 try {
   const tool = await chooseLoadTool(log);
   let started = performance.now();
-  const seed = await Deno.openKv(store);
-  const rows = await seedUsage(seed, { records: RECORDS, days: DAYS, keys: 50 });
-  seed.close();
-  log(`seeded ${RECORDS} records in ${rows} rows in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const seeded = Deno.env.get("RETENTION_SEEDED");
+  if (seeded) {
+    await Deno.copyFile(seeded, store);
+    log(`started from a copy of ${seeded}`);
+  } else {
+    const seed = await Deno.openKv(store);
+    const rows = await seedUsage(seed, { records: RECORDS, days: DAYS, keys: 50 });
+    seed.close();
+    log(
+      `seeded ${RECORDS} records in ${rows} rows in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
+    const keep = Deno.env.get("RETENTION_KEEP_SEED");
+    if (keep) await Deno.copyFile(store, keep);
+  }
   const env = { GATEWAY_KV: store };
   const backend = await spawnDeno({ name: "backend", args: ["run", "--allow-net", "bench/fast_backend.ts"] });
   children.push(backend);
