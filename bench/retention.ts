@@ -76,10 +76,10 @@ const children: Child[] = [];
 try {
   const tool = await chooseLoadTool(log);
   let started = performance.now();
-  const seeded = Deno.env.get("RETENTION_SEEDED");
-  if (seeded) {
-    await Deno.copyFile(seeded, store);
-    log(`started from a copy of ${seeded}`);
+  const seedCopy = Deno.env.get("RETENTION_SEEDED");
+  if (seedCopy) {
+    await Deno.copyFile(seedCopy, store);
+    log(`started from a copy of ${seedCopy}`);
   } else {
     const seed = await Deno.openKv(store);
     const rows = await seedUsage(seed, { records: RECORDS, days: DAYS, keys: 50 });
