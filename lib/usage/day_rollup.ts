@@ -27,7 +27,11 @@ const GROUP_FIELDS = [
 
 type Fields = Record<string, unknown>;
 
-const groupOf = (rec: UsageRecord) => JSON.stringify(GROUP_FIELDS.map((f) => rec[f] ?? null));
+/**
+ * The group's id: its fields joined on a character none of them holds (ids, names, codes, numbers); an absent
+ * field joins as "", which no present one is.
+ */
+const groupOf = (rec: UsageRecord) => GROUP_FIELDS.map((f) => rec[f]).join("\u0000");
 
 const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
 

@@ -31,8 +31,8 @@ export interface RetentionOptions {
   /** Rows whose records are all older than this many days are rolled up. */
   days: number;
   /**
-   * Old rows read per step, at most (default 2, some 500 records): a step's decoding and grouping runs on the
-   * event loop that serves requests, so it is kept to a few milliseconds.
+   * Old rows read per step, at most (default 1, up to 250 records): a step's decoding and grouping runs on the
+   * event loop that serves requests, so it is kept to a millisecond or two.
    */
   rowsPerStep?: number;
   /** Pause between steps, so requests get the store between them (default 20 ms). */
@@ -62,7 +62,7 @@ export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Pro
   const cutoff = dayOf(now() - options.days * DAY_MS);
   const end = usageKey(encodeTime(cutoff));
   const report: RetentionReport = { rows: 0, records: 0, steps: 0, retries: 0 };
-  let rowsPerStep = Math.max(1, options.rowsPerStep ?? 2);
+  let rowsPerStep = Math.max(1, options.rowsPerStep ?? 1);
   let start: Deno.KvKey = [USAGE_PREFIX, ""];
   while (!options.signal?.aborted) {
     const { rows, last } = await oldRows(kv, start, end, rowsPerStep);
