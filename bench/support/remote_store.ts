@@ -1,14 +1,17 @@
 /**
- * @module The remote-store rows: two gateway processes on the same backend, one on a local store file and one
- * on a network store, the KV Connect test server (tests/support/kv_connect/) run in the bench's own process,
- * reached only as a `denokv` would be (`GATEWAY_KV=http://…`, `DENO_KV_ACCESS_TOKEN`). Each has a key
- * without limits and a key with an rpm limit (set high, never reached). At each injected round trip (0, 5 and
- * 20 ms) all four pairs of gateway and key are loaded in the same rounds, order rotating, and each remote
- * figure is compared with the local one of its round. Targets: a key without limits adds at most 1 ms to the
- * local store's p50 (it makes no round trip before its answer), an rpm-limited key at most one round trip and
- * 1 ms, and at 20 ms a key without limits keeps at least 80 % of the local store's throughput.
+ * @module The remote-store rows: gateway processes on the same backend, on a local store file or on a network
+ * store, the KV Connect test server (tests/support/kv_connect/) run in the bench's own process and reached
+ * only as a `denokv` would be (`GATEWAY_KV=http://…`, `DENO_KV_ACCESS_TOKEN`). One gateway per store and key:
+ * a key without limits and a key with an rpm limit (set high, never reached), each alone on its gateway and
+ * store. A gateway that served a second key in the last 15 s keeps that key's share of the slots free for it
+ * (lib/routing/slot_shares.ts), and with two keys on one gateway its throughput at 64 connections here fell to
+ * a tenth, which hides any store round trip. At each injected round trip (0, 5 and 20 ms) all four are loaded
+ * in the same rounds, order rotating, and each remote figure is compared with the local one of its round.
+ * Targets: a key without limits adds at most 1 ms to the local store's p50 (it makes no round trip before its
+ * answer), an rpm-limited key at most one round trip and 1 ms, and at 20 ms a key without limits keeps at
+ * least 80 % of the local store's throughput.
  */
-import { openKvConnect, startKvConnect } from "../../tests/support/kv_connect/mod.ts";
+import { type KvConnectServer, openKvConnect, startKvConnect } from "../../tests/support/kv_connect/mod.ts";
 import type { LoadTool } from "./load.ts";
 import { type KeyedGateway, startKeyedGateway } from "./gateway_setup.ts";
 import { type Child, spawnDeno } from "./spawn.ts";
@@ -96,7 +99,7 @@ export async function remoteStoreFigures(options: {
   const dir = await Deno.makeTempDir({ prefix: "gateway-bench-remote-" });
   const children: Child[] = [];
   const gateways: KeyedGateway[] = [];
-  const store = await startKvConnect({ path: `${dir}/remote.kv`, token: TOKEN });
+  const stores: KvConnectServer[] = [];
   let client: Deno.Kv | undefined;
   const latencies: RemoteStoreFigures["latencies"] = [];
   try {
@@ -105,29 +108,29 @@ export async function remoteStoreFigures(options: {
       args: ["run", "--allow-net", "bench/fast_backend.ts"],
     });
     children.push(backend);
-    const local = await startKeyedGateway("local-store gateway", backend.url, {
-      GATEWAY_KV: `${dir}/local.kv`,
-    }, KEYS);
-    gateways.push(local);
-    const remote = await startKeyedGateway("remote-store gateway", backend.url, {
-      GATEWAY_KV: store.url,
-      DENO_KV_ACCESS_TOKEN: TOKEN,
-    }, KEYS);
-    gateways.push(remote);
-    client = await openKvConnect(store.url, TOKEN);
-    const target = (g: KeyedGateway, key: KeyName): LoadTarget => ({
-      spec: gatewayTarget(g.child.url, g.secrets[key]).whole,
-      pid: g.child.pid,
-    });
-    const targets: Record<Pair, LoadTarget> = {
-      "local-plain": target(local, "plain"),
-      "remote-plain": target(remote, "plain"),
-      "local-rpm": target(local, "rpm"),
-      "remote-rpm": target(remote, "rpm"),
-    };
+    const targets = {} as Record<Pair, LoadTarget>;
+    for (const key of Object.keys(KEYS) as KeyName[]) {
+      const store = await startKvConnect({ path: `${dir}/remote-${key}.kv`, token: TOKEN });
+      stores.push(store);
+      const envs: Record<Store, Record<string, string>> = {
+        local: { GATEWAY_KV: `${dir}/local-${key}.kv` },
+        remote: { GATEWAY_KV: store.url, DENO_KV_ACCESS_TOKEN: TOKEN },
+      };
+      for (const where of ["local", "remote"] as const) {
+        const gateway = await startKeyedGateway(`${where}-store gateway (${key})`, backend.url, envs[where], {
+          [key]: KEYS[key],
+        });
+        gateways.push(gateway);
+        targets[`${where}-${key}`] = {
+          spec: gatewayTarget(gateway.child.url, gateway.secrets[key]).whole,
+          pid: gateway.child.pid,
+        };
+      }
+    }
+    client = await openKvConnect(stores[0].url, TOKEN);
     await smokeTest(targets);
     for (const injectedMs of LATENCIES_MS) {
-      store.setLatency(injectedMs);
+      for (const store of stores) store.setLatency(injectedMs);
       const measuredRoundTripUs = await storeRoundTripUs(client);
       options.log(`remote store at ${injectedMs} ms: a read takes ${ms(measuredRoundTripUs)}`);
       const { single, loaded } = await loadInRounds(targets, {
@@ -145,7 +148,7 @@ export async function remoteStoreFigures(options: {
     client?.close();
     for (const g of gateways.reverse()) await g.stop();
     for (const child of children.reverse()) await child.stop();
-    await store.close();
+    for (const store of stores) await store.close();
     await Deno.remove(dir, { recursive: true });
   }
   return {
