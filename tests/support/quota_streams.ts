@@ -7,7 +7,6 @@ import assert from "node:assert/strict";
 import { promptEstimate } from "../../lib/policy/token_bounds.ts";
 import type { UsageRecord } from "../../lib/usage/types.ts";
 import { USER_HELLO } from "../harness.ts";
-import { eventually } from "./wait_for.ts";
 
 export const A = "/v1/chat/completions";
 export const B = "/v1/chat.php";
