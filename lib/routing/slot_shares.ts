@@ -3,8 +3,10 @@
  * slot; this decides whether a tenant may take a free one at all: a tenant seen sending requests for a model
  * in the last window keeps its fair share of that model's slots (an equal split between the active tenants)
  * free for itself, so another tenant's burst cannot take the last free slots out from under it, and its next
- * request starts at once instead of waiting for a slot to turn over. A tenant within its own share is never
- * held back. A lone tenant has every slot.
+ * request starts at once instead of waiting for a slot to turn over. What is kept for a tenant is never more
+ * than it ran at once lately: one that sends a request at a time keeps one slot, not half the model's
+ * capacity, so a key that called once does not halve another's throughput for the window. A tenant within its
+ * own share is never held back. A lone tenant has every slot.
  *
  * The cost is capacity held idle while an active tenant reads its answer: bounded by the window, and only
  * while tenants contend.
@@ -22,6 +24,8 @@ export interface Room {
 interface Seen {
   /** When it last sent a request for the model. */
   at: number;
+  /** The most requests it had running at once, counting the one arriving, since it became active. */
+  peak: number;
 }
 
 export class SlotShares {
@@ -33,9 +37,14 @@ export class SlotShares {
   /** A request of `tenant` for `model` arrived. */
   arrived(model: string, tenant: Tenant, now: number): void {
     const flows = this.#seen.get(model) ?? this.#seen.set(model, new Map()).get(model)!;
-    const seen = flows.get(flowOf(tenant));
-    if (seen) seen.at = now;
-    else flows.set(flowOf(tenant), { at: now });
+    const flow = flowOf(tenant);
+    const running = this.running(tenant) + 1;
+    const seen = flows.get(flow);
+    if (!seen || now - seen.at > this.windowMs) flows.set(flow, { at: now, peak: running });
+    else {
+      seen.at = now;
+      if (running > seen.peak) seen.peak = running;
+    }
   }
 
   /** Whether tenants contend for `model` now: only then is a share worth counting. */
@@ -65,8 +74,10 @@ export class SlotShares {
     const fair = Math.max(1, Math.floor(total / active));
     if (this.running(tenant) < fair) return true;
     let keptForOthers = 0;
-    for (const flow of flows.keys()) {
-      if (flow !== mine) keptForOthers += Math.max(0, fair - this.running(tenantOfFlow(flow)));
+    for (const [flow, seen] of flows) {
+      if (flow !== mine) {
+        keptForOthers += Math.max(0, Math.min(fair, seen.peak) - this.running(tenantOfFlow(flow)));
+      }
     }
     return free - 1 >= keptForOthers;
   }
