@@ -9,8 +9,9 @@
  * Usage: `deno task bench:retention`; `RETENTION_SEEDED=path` starts from a copy of a store this bench seeded
  * before (`RETENTION_KEEP_SEED=path` keeps a copy of the one it seeds), to skip the minutes of seeding.
  */
-import { listUsage, type UsageRecord } from "../lib/usage/mod.ts";
+import { listUsage } from "../lib/usage/mod.ts";
 import { seedUsage } from "../scripts/seed_usage.ts";
+import { usageTotals } from "../tests/support/usage_totals.ts";
 import { admin, BENCH_MODEL, startTaskFlags } from "./support/gateway_setup.ts";
 import { chooseLoadTool, type LoadResult, runLoad } from "./support/load.ts";
 import { type Child, spawnDeno } from "./support/spawn.ts";
@@ -42,20 +43,9 @@ async function storeBytes(path: string): Promise<number> {
 async function ledgerFigures(path: string) {
   const kv = await Deno.openKv(path);
   try {
-    const totals = new Map<string, string>();
-    const sums = new Map<string, number[]>();
-    let requests = 0;
-    for (const r of await listUsage(kv, { limit: Number.MAX_SAFE_INTEGER }) as UsageRecord[]) {
-      const id = [r.time.slice(0, 10), r.keyId, r.user, r.model, r.server, r.format, r.status, r.errorCode]
-        .join();
-      const t = sums.get(id) ?? [0, 0, 0];
-      t[0] += r.count ?? 1;
-      t[1] += r.promptTokens;
-      t[2] += r.completionTokens;
-      sums.set(id, t);
-      requests += r.count ?? 1;
-    }
-    for (const [id, t] of sums) totals.set(id, t.join("/"));
+    const records = await listUsage(kv, { limit: Number.MAX_SAFE_INTEGER });
+    const totals = usageTotals(records);
+    const requests = records.reduce((n, r) => n + (r.count ?? 1), 0);
     let rows = 0;
     for await (const _ of kv.list({ prefix: ["usage"] })) rows++;
     return { totals, requests, rows };

@@ -15,11 +15,11 @@
  * against the bare proxy (bench/support/streams.ts, `streams.json`). `--only faces`, `--only remote`,
  * `--only streams` or `--only core` (or a comma-separated list) runs just those.
  */
-import { type Child, cpuTimeUs, memoryOf, runDeno, spawnDeno } from "./support/spawn.ts";
-import { startBenchGateway } from "./support/gateway_setup.ts";
+import { cpuTimeUs, memoryOf, runDeno } from "./support/spawn.ts";
+import { startBenchTrio } from "./support/gateway_setup.ts";
 import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./support/load.ts";
 import { chunksPerSecond, median, medianFirstByteUs } from "./support/streaming.ts";
-import { benchTargets, ollamaTarget, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
+import { ollamaTarget, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
 import { type Figures, markdownTable, peakRssTargetMb, type Row, rows } from "./support/report.ts";
 import { machineInfo } from "./support/machine.ts";
 import { streamedSoak } from "./support/soak.ts";
@@ -176,8 +176,7 @@ async function smokeTest(targets: Record<TargetName, Target>) {
 /** The gateway against the bare proxy and the backend: `bench/results/latest.json`. */
 async function coreSection(tool: LoadTool) {
   const started = new Date();
-  const children: Child[] = [];
-  let gatewayClose: (() => Promise<void>) | undefined;
+  let stopTrio: (() => Promise<void>) | undefined;
   let http: Awaited<ReturnType<typeof httpFigures>>;
   let streaming: Awaited<ReturnType<typeof streamingFigures>>;
   let peakRssMb: number;
@@ -185,22 +184,8 @@ async function coreSection(tool: LoadTool) {
   let soak: Figures["soak"];
   let upstream: UpstreamFigures;
   try {
-    const backend = await spawnDeno({
-      name: "backend",
-      args: ["run", "--allow-net", "bench/fast_backend.ts"],
-    });
-    children.push(backend);
-    const bare = await spawnDeno({
-      name: "bare proxy",
-      args: ["run", "--allow-net", "bench/bare_proxy.ts", backend.url],
-    });
-    children.push(bare);
-    const gateway = await startBenchGateway(backend.url);
-    gatewayClose = gateway.close;
-    const targets = benchTargets(
-      { backend: backend.url, bare: bare.url, gateway: gateway.child.url },
-      gateway.secret,
-    );
+    const { backend, bare, gateway, targets, stop } = await startBenchTrio();
+    stopTrio = stop;
     await smokeTest(targets);
     http = await httpFigures(tool, targets, {
       direct: backend.pid,
@@ -238,8 +223,7 @@ async function coreSection(tool: LoadTool) {
       }),
     };
   } finally {
-    await gatewayClose?.();
-    for (const child of children.reverse()) await child.stop();
+    await stopTrio?.();
   }
   log("key lookup and admission, 10 vs 100,000 keys");
   const store = JSON.parse(await runDeno(["run", "-A", "bench/store_scale.ts", String(ROUNDS)]));

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { demoAnswer } from "../scripts/demo_backend.ts";
 import { DEMO_QUESTION } from "../scripts/demo_commands.ts";
 import { freePort } from "./support/listening_ports.ts";
+import { hasNpx } from "./support/processes.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const DEMO_ARGS = [
@@ -78,15 +79,6 @@ function answerIn(output: string): string {
     return lines.map((l) => l.message.content).join("");
   }
   return text;
-}
-
-async function hasNpx(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("npx", { args: ["--version"], stdout: "null", stderr: "null" }).output())
-      .success;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("the demo's printed commands all work, and stopping it removes its store", async () => {

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { eventually, PATIENCE_MS } from "./support/wait_for.ts";
 import { freePort } from "./support/listening_ports.ts";
+import { hasNpx } from "./support/processes.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -38,15 +39,6 @@ function chain(pid: number, top: number): number[] {
     at = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
   }
   return out;
-}
-
-async function hasNpx(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("npx", { args: ["--version"], stdout: "null", stderr: "null" }).output())
-      .success;
-  } catch {
-    return false;
-  }
 }
 
 /**

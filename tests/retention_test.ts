@@ -6,30 +6,18 @@ import assert from "node:assert/strict";
 import { encodeTime } from "ulid";
 import { Scenario, USER_HELLO } from "./harness.ts";
 import { eventually } from "./support/wait_for.ts";
-import { listUsage, type UsageRecord } from "../lib/usage/mod.ts";
+import { listUsage } from "../lib/usage/mod.ts";
 import { isRollupId } from "../lib/usage/retention.ts";
 import { seedUsage } from "../scripts/seed_usage.ts";
+import { usageTotals } from "./support/usage_totals.ts";
 
 const DAY_MS = 86_400_000;
 const SEED = { records: 4_000, days: 60, keys: 4, now: Date.now() };
 
-function totals(records: UsageRecord[]): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (const r of records) {
-    const id = [r.time.slice(0, 10), r.keyId, r.model, r.server, r.format, r.status].join();
-    const t = out.get(id) ?? [0, 0, 0];
-    t[0] += r.count ?? 1;
-    t[1] += r.promptTokens;
-    t[2] += r.completionTokens;
-    out.set(id, t);
-  }
-  return out;
-}
-
 Deno.test("a serving gateway rolls up rows past the kept age in the background, every total kept", async () => {
   using reference = await Deno.openKv(":memory:");
   await seedUsage(reference, SEED);
-  const expected = totals(await listUsage(reference, { limit: 1_000_000 }));
+  const expected = usageTotals(await listUsage(reference, { limit: 1_000_000 }));
 
   await using s = await Scenario.start(undefined, {
     config: { usageRetentionDays: 30, usageRetentionEveryMs: 1_000 },
@@ -49,5 +37,5 @@ Deno.test("a serving gateway rolls up rows past the kept age in the background, 
   const seeded = (await listUsage(s.gw.kv, { limit: 1_000_000 })).filter((r) =>
     r.keyId?.startsWith("key_seed")
   );
-  assert.deepEqual(totals(seeded), expected);
+  assert.deepEqual(usageTotals(seeded), expected);
 });

@@ -5,6 +5,7 @@
  * PID is the gateway's own (its memory is read from /proc and signals reach it directly).
  */
 import { type Child, runDeno, spawnDeno } from "./spawn.ts";
+import { benchTargets } from "./targets.ts";
 
 const HIGH = "1000000000";
 export const BENCH_MODEL = "m1";
@@ -102,4 +103,35 @@ export async function startKeyedGateway(
     env: { ...env, PORT: "0", HOST: "127.0.0.1" },
   });
   return { child, secrets, stop: async () => void await child.stop() };
+}
+
+/**
+ * The bench's three processes: the fast backend, the bare proxy in front of it and the gateway in front of it
+ * (with its key), and the targets they make. `stop` ends all three.
+ */
+export async function startBenchTrio() {
+  const children: Child[] = [];
+  let gateway: BenchGateway | undefined;
+  const stop = async () => {
+    await gateway?.close();
+    for (const child of children.reverse()) await child.stop();
+  };
+  try {
+    const backend = await spawnDeno({
+      name: "backend",
+      args: ["run", "--allow-net", "bench/fast_backend.ts"],
+    });
+    children.push(backend);
+    const bare = await spawnDeno({
+      name: "bare proxy",
+      args: ["run", "--allow-net", "bench/bare_proxy.ts", backend.url],
+    });
+    children.push(bare);
+    gateway = await startBenchGateway(backend.url);
+    const urls = { backend: backend.url, bare: bare.url, gateway: gateway.child.url };
+    return { backend, bare, gateway, targets: benchTargets(urls, gateway.secret), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }

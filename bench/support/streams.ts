@@ -6,9 +6,8 @@
  * checked in order, with the gateway's resident memory at 10 s and at the end.
  */
 import type { LoadTool } from "./load.ts";
-import { startBenchGateway } from "./gateway_setup.ts";
-import { type Child, memoryOf, spawnDeno } from "./spawn.ts";
-import { benchTargets } from "./targets.ts";
+import { startBenchTrio } from "./gateway_setup.ts";
+import { memoryOf } from "./spawn.ts";
 import { loadInRounds, type LoadTarget, perRound, type RoundRun } from "./rounds.ts";
 import { median } from "./streaming.ts";
 import { count, pct, type Row, times, us } from "./report.ts";
@@ -45,28 +44,13 @@ export async function streamsFigures(options: {
   log: (line: string) => void;
 }): Promise<StreamsFigures> {
   const soakSeconds = Math.max(15, Number(Deno.env.get("BENCH_SOAK_SECONDS") ?? 60));
-  const children: Child[] = [];
-  let closeGateway: (() => Promise<void>) | undefined;
+  let stopTrio: (() => Promise<void>) | undefined;
   let loaded: Record<Target, RoundRun[]>;
   let peakRssMb: StreamsFigures["peakRssMb"];
   let soak: LongSoakFigures;
   try {
-    const backend = await spawnDeno({
-      name: "backend",
-      args: ["run", "--allow-net", "bench/fast_backend.ts"],
-    });
-    children.push(backend);
-    const bare = await spawnDeno({
-      name: "bare proxy",
-      args: ["run", "--allow-net", "bench/bare_proxy.ts", backend.url],
-    });
-    children.push(bare);
-    const gateway = await startBenchGateway(backend.url);
-    closeGateway = gateway.close;
-    const t = benchTargets(
-      { backend: backend.url, bare: bare.url, gateway: gateway.child.url },
-      gateway.secret,
-    );
+    const { bare, gateway, targets: t, stop } = await startBenchTrio();
+    stopTrio = stop;
     const pid = gateway.child.pid;
     const targets: Record<Target, LoadTarget> = {
       bare: { spec: t.bare.streamedLoad, pid: bare.pid },
@@ -86,8 +70,7 @@ export async function streamsFigures(options: {
       chunks: LONG_CHUNKS,
     });
   } finally {
-    await closeGateway?.();
-    for (const child of children.reverse()) await child.stop();
+    await stopTrio?.();
   }
   const of = (pick: (r: RoundRun) => number) =>
     Object.fromEntries(

@@ -4,25 +4,11 @@ import { storeTest } from "./test_support.ts";
 import { isRollupId, rollUpOldRows } from "./retention.ts";
 import { USAGE_PREFIX } from "./kv_layout.ts";
 import { seedUsage } from "../../scripts/seed_usage.ts";
+import { usageTotals } from "../../tests/support/usage_totals.ts";
 
 const NOW = Date.parse("2026-11-25T12:00:00Z");
 const DAY_MS = 86_400_000;
 const ALL = 1_000_000;
-
-/** Requests and tokens per day, key, model, server and outcome: what every report is made of. */
-function totals(records: UsageRecord[]): Map<string, [number, number, number]> {
-  const out = new Map<string, [number, number, number]>();
-  for (const r of records) {
-    const id = [r.time.slice(0, 10), r.keyId, r.user, r.model, r.server, r.format, r.status, r.errorCode]
-      .join();
-    const t = out.get(id) ?? [0, 0, 0];
-    t[0] += r.count ?? 1;
-    t[1] += r.promptTokens;
-    t[2] += r.completionTokens;
-    out.set(id, t);
-  }
-  return out;
-}
 
 async function rowIds(kv: Deno.Kv): Promise<string[]> {
   return (await Array.fromAsync(kv.list({ prefix: [USAGE_PREFIX] }))).map((e) => String(e.key[1]));
@@ -40,8 +26,11 @@ storeTest(
     assert.ok(report.rows > 0 && report.records > 1_000, JSON.stringify(report));
 
     const after = await listUsage(kv, { limit: ALL });
-    assert.deepEqual(totals(after), totals(before));
-    assert.deepEqual(totals(await listUsage(kv, { keyId: "key_seed_3", limit: ALL })), totals(byKeyBefore));
+    assert.deepEqual(usageTotals(after), usageTotals(before));
+    assert.deepEqual(
+      usageTotals(await listUsage(kv, { keyId: "key_seed_3", limit: ALL })),
+      usageTotals(byKeyBefore),
+    );
     const recent = (list: UsageRecord[]) => list.filter((r) => Date.parse(r.time) >= cutoff);
     assert.deepEqual(recent(after), recent(before), "rows within the kept age are untouched");
     const rolled = (await rowIds(kv)).filter(isRollupId);
@@ -61,18 +50,18 @@ storeTest(
 
     const again = await rollUpOldRows(kv, { days: 90, now: () => NOW, pauseMs: 0 });
     assert.equal(again.rows, 0, "a second pass finds nothing to do");
-    assert.deepEqual(totals(await listUsage(kv, { limit: ALL })), totals(before));
+    assert.deepEqual(usageTotals(await listUsage(kv, { limit: ALL })), usageTotals(before));
   },
 );
 
 storeTest("two passes at once (two gateways on one store) never roll a row up twice", async (kv) => {
   await seedUsage(kv, { records: 3_000, days: 100, keys: 5, now: NOW });
-  const before = totals(await listUsage(kv, { limit: ALL }));
+  const before = usageTotals(await listUsage(kv, { limit: ALL }));
   const options = { days: 30, now: () => NOW, pauseMs: 0, rowsPerStep: 3 };
   const oldRows = (await rowIds(kv)).length;
   const reports = await Promise.all([rollUpOldRows(kv, options), rollUpOldRows(kv, options)]);
   const left = (await rowIds(kv)).filter((id) => !isRollupId(id)).length;
   // However the two interleaved, each old row was rolled up by exactly one of them.
   assert.equal(reports[0].rows + reports[1].rows, oldRows - left, JSON.stringify(reports));
-  assert.deepEqual(totals(await listUsage(kv, { limit: ALL })), before);
+  assert.deepEqual(usageTotals(await listUsage(kv, { limit: ALL })), before);
 });

@@ -114,3 +114,13 @@ export async function timeUntil(url: string, secret: string, status: number, lim
   }
   throw new Error(`never answered ${status}`);
 }
+
+/** Whether `npx` runs here (the README's commands need it). */
+export async function hasNpx(): Promise<boolean> {
+  try {
+    return (await new Deno.Command("npx", { args: ["--version"], stdout: "null", stderr: "null" }).output())
+      .success;
+  } catch {
+    return false;
+  }
+}
