@@ -56,6 +56,20 @@ const SOURCE_MUTATIONS = 400;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A day's last rolled-up row as this pass last wrote it, so the next step need not read and decode it. */
+interface DayTail {
+  seq: number;
+  records: UsageRecord[];
+  /** Its versionstamp in the store; null while the row does not exist. */
+  versionstamp: string | null;
+}
+
+/** An old ledger row, decoded once. */
+interface OldRow {
+  entry: Deno.KvEntry<LedgerRow>;
+  records: readonly UsageRecord[];
+}
+
 /** Rolls up every row older than the kept age; returns what it did. */
 export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Promise<RetentionReport> {
   const now = options.now ?? Date.now;
@@ -64,13 +78,15 @@ export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Pro
   const report: RetentionReport = { rows: 0, records: 0, steps: 0, retries: 0 };
   let rowsPerStep = Math.max(1, options.rowsPerStep ?? 1);
   let start: Deno.KvKey = [USAGE_PREFIX, ""];
+  const tails = new Map<number, DayTail>();
   while (!options.signal?.aborted) {
     const { rows, last } = await oldRows(kv, start, end, rowsPerStep);
     if (!rows.length) break;
     let landed: boolean;
     try {
-      landed = await rollUpStep(kv, rows);
+      landed = await rollUpStep(kv, rows, tails);
     } catch (error) {
+      tails.clear();
       // A commit past one of the store's limits: fewer rows per step.
       if (rowsPerStep === 1) throw error;
       rowsPerStep = Math.ceil(rowsPerStep / 2);
@@ -78,11 +94,15 @@ export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Pro
     }
     if (landed) {
       report.rows += rows.length;
-      report.records += rows.reduce((n, row) => n + rowRecords(row.value).length, 0);
+      report.records += rows.reduce((n, row) => n + row.records.length, 0);
       report.steps++;
       // The rows read are gone; rolled-up rows before `last` are passed over from here on.
       start = last;
-    } else report.retries++;
+    } else {
+      // Another writer moved something: what this pass knows of the days' last rows may be old.
+      tails.clear();
+      report.retries++;
+    }
     await sleep(options.pauseMs ?? 20);
   }
   return report;
@@ -90,7 +110,7 @@ export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Pro
 
 /** Up to `limit` old rows from `start` on, leaving rolled-up rows aside, within the mutation budget. */
 async function oldRows(kv: Deno.Kv, start: Deno.KvKey, end: Deno.KvKey, limit: number) {
-  const rows: Deno.KvEntry<LedgerRow>[] = [];
+  const rows: OldRow[] = [];
   let last = start;
   let mutations = 0;
   for await (const entry of kv.list<LedgerRow>({ start, end }, { batchSize: 20 })) {
@@ -98,9 +118,10 @@ async function oldRows(kv: Deno.Kv, start: Deno.KvKey, end: Deno.KvKey, limit: n
       last = entry.key;
       continue;
     }
-    const cost = 1 + keysOf(rowRecords(entry.value)).size;
+    const records = rowRecords(entry.value);
+    const cost = 1 + keysOf(records).size;
     if (rows.length >= limit || (rows.length > 0 && mutations + cost > SOURCE_MUTATIONS)) break;
-    rows.push(entry);
+    rows.push({ entry, records });
     mutations += cost;
     last = entry.key;
   }
@@ -110,15 +131,14 @@ async function oldRows(kv: Deno.Kv, start: Deno.KvKey, end: Deno.KvKey, limit: n
 const keysOf = (records: readonly UsageRecord[]) => new Set(records.flatMap((r) => r.keyId ?? []));
 
 /** One step: the rows' records merged into their days' last rolled-up rows, the rows deleted; one commit. */
-async function rollUpStep(kv: Deno.Kv, rows: Deno.KvEntry<LedgerRow>[]): Promise<boolean> {
+async function rollUpStep(kv: Deno.Kv, rows: OldRow[], tails: Map<number, DayTail>): Promise<boolean> {
   const op = kv.atomic();
   const days = new Map<number, UsageRecord[]>();
-  for (const row of rows) {
-    op.check(row);
-    const id = String(row.key[1]);
-    const records = rowRecords(row.value);
+  for (const { entry, records } of rows) {
+    op.check(entry);
+    const id = String(entry.key[1]);
     for (const keyId of keysOf(records)) op.delete(usageByKeyKey(keyId, id));
-    op.delete(row.key);
+    op.delete(entry.key);
     for (const rec of records) {
       const day = dayOf(Date.parse(rec.time));
       const list = days.get(day);
@@ -126,36 +146,60 @@ async function rollUpStep(kv: Deno.Kv, rows: Deno.KvEntry<LedgerRow>[]): Promise
       else days.set(day, [rec]);
     }
   }
-  for (const [day, records] of days) await mergeIntoDay(kv, op, day, records);
-  return (await op.commit()).ok;
+  const written: [number, DayTail][] = [];
+  for (const [day, records] of days) {
+    written.push([day, await mergeIntoDay(kv, op, day, records, tails.get(day))]);
+  }
+  const result = await op.commit();
+  if (!result.ok) return false;
+  for (const [day, tail] of written) tails.set(day, { ...tail, versionstamp: result.versionstamp });
+  return true;
 }
 
-/** Adds to `op` the day's last rolled-up row rewritten with `records` merged in, and rows after it. */
-async function mergeIntoDay(kv: Deno.Kv, op: Deno.AtomicOperation, day: number, records: UsageRecord[]) {
+/** The day's last rolled-up row as the store has it: its number, records and versionstamp. */
+async function readTail(kv: Deno.Kv, day: number): Promise<DayTail> {
   // ':' sorts after every digit: the range holds exactly the day's rolled-up rows.
   const range = { start: usageKey(rollupId(day, 0)), end: usageKey(encodeTime(day) + ROLLUP_TAG + ":") };
-  let seq = 0;
-  let rewrite = false;
-  const rollup = new DayRollup(day);
-  const before = new Set<string>();
   for await (const last of kv.list<LedgerRow>(range, { reverse: true, limit: 1 })) {
-    op.check(last);
-    rewrite = true;
     const id = String(last.key[1]);
-    seq = Number(id.slice(-SEQ_DIGITS));
-    const kept = rowRecords(last.value);
-    for (const keyId of keysOf(kept)) before.add(keyId);
-    for (const rec of kept) rollup.add(rec);
+    return {
+      seq: Number(id.slice(-SEQ_DIGITS)),
+      records: [...rowRecords(last.value)],
+      versionstamp: last.versionstamp,
+    };
   }
+  return { seq: 0, records: [], versionstamp: null };
+}
+
+/**
+ * Adds to `op` the day's last rolled-up row rewritten with `records` merged in, and rows after it as it fills;
+ * returns the day's new last row (its versionstamp is the commit's, once it lands).
+ */
+async function mergeIntoDay(
+  kv: Deno.Kv,
+  op: Deno.AtomicOperation,
+  day: number,
+  records: UsageRecord[],
+  known: DayTail | undefined,
+): Promise<DayTail> {
+  const tail = known ?? await readTail(kv, day);
+  // The row this step rewrites must be as this pass last saw it, or absent if it saw none.
+  op.check({ key: usageKey(rollupId(day, tail.seq)), versionstamp: tail.versionstamp });
+  const before = keysOf(tail.records);
+  const rollup = new DayRollup(day);
+  for (const rec of tail.records) rollup.add(rec);
   for (const rec of records) rollup.add(rec);
   const encoder = new RecordEncoder();
+  let seq = tail.seq;
   let batch = new Batch(undefined, false);
+  let inBatch: UsageRecord[] = [];
+  let lastRecords: UsageRecord[] = [];
+  let first = true;
   const write = () => {
-    const id = rollupId(day, seq++);
+    const id = rollupId(day, seq);
     batch.seal(id);
-    // A row this step creates must not exist: another step may have made it meanwhile.
-    if (!rewrite) op.check({ key: usageKey(id), versionstamp: null });
-    rewrite = false;
+    // A row after the rewritten one is new: another step may have made it meanwhile.
+    if (!first) op.check({ key: usageKey(id), versionstamp: null });
     op.set(usageKey(id), batch.row);
     for (const [keyId, places] of batch.index) {
       op.set(usageByKeyKey(keyId, id), places);
@@ -164,14 +208,20 @@ async function mergeIntoDay(kv: Deno.Kv, op: Deno.AtomicOperation, day: number, 
     // Keys of the rewritten row that moved to a later row lose their index row here.
     for (const keyId of before) op.delete(usageByKeyKey(keyId, id));
     before.clear();
+    lastRecords = inBatch;
+    first = false;
   };
   for (const rec of rollup.records()) {
     const encoded = encoder.encode(rec);
     if (!batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, day)) {
       write();
+      seq++;
       batch = new Batch(undefined, false);
+      inBatch = [];
       batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, day);
     }
+    inBatch.push(rec);
   }
   if (batch.records.length) write();
+  return { seq, records: lastRecords, versionstamp: null };
 }
