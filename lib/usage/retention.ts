@@ -35,7 +35,10 @@ export interface RetentionOptions {
    * event loop that serves requests, so it is kept to a millisecond or two.
    */
   rowsPerStep?: number;
-  /** Pause between steps, so requests get the store between them (default 20 ms). */
+  /**
+   * Pause between steps, at least (default 20 ms); a step that took long is followed by four times as long,
+   * so a pass takes at most a fifth of the time of the process and of the store it shares with requests.
+   */
   pauseMs?: number;
   now?: () => number;
   signal?: AbortSignal;
@@ -83,6 +86,7 @@ export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Pro
     const { rows, last } = await oldRows(kv, start, end, rowsPerStep);
     if (!rows.length) break;
     let landed: boolean;
+    const stepStarted = performance.now();
     try {
       landed = await rollUpStep(kv, rows, tails);
     } catch (error) {
@@ -103,7 +107,7 @@ export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Pro
       tails.clear();
       report.retries++;
     }
-    await sleep(options.pauseMs ?? 20);
+    await sleep(Math.max(options.pauseMs ?? 20, 4 * (performance.now() - stepStarted)));
   }
   return report;
 }
