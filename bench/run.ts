@@ -18,11 +18,12 @@
 import { cpuTimeUs, memoryOf, runDeno } from "./support/spawn.ts";
 import { startBenchTrio } from "./support/gateway_setup.ts";
 import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./support/load.ts";
-import { chunksPerSecond, median, medianFirstByteUs } from "./support/streaming.ts";
+import { median } from "./support/streaming.ts";
 import { ollamaTarget, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
 import { type Figures, markdownTable, peakRssTargetMb, type Row, rows } from "./support/report.ts";
 import { machineInfo } from "./support/machine.ts";
 import { streamedSoak } from "./support/soak.ts";
+import { streamingFigures } from "./support/core_streaming.ts";
 import { upstreamClientFigures, type UpstreamFigures } from "./support/upstream_clients.ts";
 import { checked, inRounds, rotated } from "./support/rounds.ts";
 import { facesFigures, facesRows } from "./support/faces.ts";
@@ -121,44 +122,6 @@ async function httpFigures(
   };
 }
 
-async function streamingFigures(
-  targets: Record<TargetName, Target>,
-  gatewayPid: number,
-): Promise<{ streaming: Figures["streaming"]; firstByteBToA: number }> {
-  const firstByte = perTarget<number>();
-  const rate = { direct: [] as number[], gateway: [] as number[] };
-  const cpuPerChunk: number[] = [];
-  for (const t of TARGET_NAMES) await medianFirstByteUs(targets[t].streamed, 10);
-  for (let round = 0; round < ROUNDS; round++) {
-    log(`round ${round + 1}/${ROUNDS}: streaming`);
-    for (const t of rotation(round)) {
-      firstByte[t].push(await medianFirstByteUs(targets[t].streamed, FIRST_BYTE_SAMPLES));
-    }
-    rate.direct.push(await chunksPerSecond(targets.direct.streamed, LONG_STREAM_CHUNKS));
-    const cpuBefore = await cpuTimeUs(gatewayPid) ?? NaN;
-    rate.gateway.push(await chunksPerSecond(targets.gateway.streamed, LONG_STREAM_CHUNKS));
-    cpuPerChunk.push(((await cpuTimeUs(gatewayPid) ?? NaN) - cpuBefore) / LONG_STREAM_CHUNKS);
-  }
-  const over = (name: TargetName, base: TargetName) =>
-    inRounds(firstByte[name], firstByte[base], (t, b) => t - b);
-  return {
-    streaming: {
-      directFirstByteUs: median(firstByte.direct),
-      bareFirstByteUs: median(firstByte.bare),
-      gatewayFirstByteUs: median(firstByte.gateway),
-      gatewayBFirstByteUs: median(firstByte.gatewayB),
-      gatewayOverheadUs: over("gateway", "direct"),
-      gatewayBOverheadUs: over("gatewayB", "direct"),
-      gatewayOverBareUs: over("gateway", "bare"),
-      gatewayBOverBareUs: over("gatewayB", "bare"),
-      directChunksPerSec: median(rate.direct),
-      gatewayChunksPerSec: median(rate.gateway),
-      gatewayCpuUsPerChunk: median(cpuPerChunk),
-    },
-    firstByteBToA: inRounds(firstByte.gatewayB, firstByte.gateway, (b, a) => b / a),
-  };
-}
-
 /**
  * Checks that each target answers the bench's question with a 200 before load is put on it (format B's whole
  * answer carries the backend's text in message.content, format A's in choices[0].message.content).
@@ -193,7 +156,12 @@ async function coreSection(tool: LoadTool) {
       gateway: gateway.child.pid,
       gatewayB: gateway.child.pid,
     });
-    streaming = await streamingFigures(targets, gateway.child.pid);
+    streaming = await streamingFigures(targets, gateway.child.pid, {
+      rounds: ROUNDS,
+      firstByteSamples: FIRST_BYTE_SAMPLES,
+      longStreamChunks: LONG_STREAM_CHUNKS,
+      log,
+    });
     // VmHWM only grows, so one reading after all the load is the peak over all of it.
     peakRssMb = (await memoryOf(gateway.child.pid))?.peakMb ?? NaN;
     bareRssMb = (await memoryOf(bare.pid))?.peakMb ?? NaN;

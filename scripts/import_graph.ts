@@ -16,7 +16,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["log", "store", "audit"],
   ["auth", "policy", "usage", "account", "shape", "routing", "backends", "faces"],
   ["http", "discovery", "metrics"],
-  ["config", "pipeline", "deps", "gateway", "admin", "admin_web"],
+  ["config", "config_schema", "pipeline", "deps", "gateway", "admin", "admin_web"],
 ];
 
 const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ConcurrencyLimited, QuotaExceeded, StoreUnavailable } from "../errors.ts";
 import { basePolicy, type KeyRecord, type UserRecord } from "../store/records.ts";
-import { type LedgerProgress, readTotals, UsageLedger } from "../usage/mod.ts";
+import { readTotals, UsageLedger } from "../usage/mod.ts";
 import { sample, storeTest } from "../usage/test_support.ts";
 import { holdingsKey } from "./holdings.ts";
 import { limitsOf } from "./quotas.ts";
@@ -73,38 +73,6 @@ storeTest("40 requests at once on two processes never reserve more than a daily 
   const { day } = await readTotals(kv, "key", k.id, new Date(NOW));
   assert.ok(day <= 100 && day > 80, `billed ${day} of 100`);
   assert.equal((await kv.get(holdingsKey("key", k.id))).value, null, "closing took every share away");
-});
-
-storeTest("a record whose commit landed counts once while the news of it is still on its way", async (kv) => {
-  const ledger = new UsageLedger(kv, { flushIntervalMs: 5 });
-  // The ledger's flush has resolved, the reservations have not heard yet: what a busy event loop makes of it.
-  const news = Promise.withResolvers<void>();
-  const late: LedgerProgress = {
-    markKey: ledger.markKey,
-    get recorded() {
-      return ledger.recorded;
-    },
-    flush: () => ledger.flush().then(() => news.promise),
-  };
-  const reservations = new Reservations({ kv, ledger: late, defaultOutput: 4096 });
-  // A concurrency limit sends every request to the store: nothing is lent from memory.
-  const k = key("key_g", { dailyTokens: 100, maxConcurrent: 10 });
-  const ask = (prompt: number, output: number) =>
-    Promise.resolve(
-      reservations.reserve(k.id, { limits: limitsOf(k, undefined, NOW), now: NOW, prompt, output }),
-    );
-  const first = await ask(10, 50);
-  ledger.record(sample({ keyId: k.id, user: undefined, promptTokens: 60, completionTokens: 0 }));
-  first.settle(60);
-  await ledger.flush();
-  assert.equal((await readTotals(kv, "key", k.id, new Date(NOW))).day, 60);
-  const second = await ask(10, 30);
-  assert.equal(second.output, 30, "40 of 100 are left, not 100 - 2 × 60");
-  second.settle(0);
-  news.resolve();
-  await reservations.idle();
-  await ledger.close();
-  await reservations.close();
 });
 
 storeTest("a user's cap holds over two keys on two processes", async (kv) => {

@@ -1,0 +1,54 @@
+/**
+ * @module The core section's streaming figures: time to the first byte through each target, in rotating
+ * rounds, and the chunk rate of one long answer, direct and through the gateway, with the gateway's CPU per
+ * chunk.
+ */
+import { cpuTimeUs } from "./spawn.ts";
+import { chunksPerSecond, median, medianFirstByteUs } from "./streaming.ts";
+import { type Target, TARGET_NAMES, type TargetName } from "./targets.ts";
+import type { Figures } from "./report.ts";
+import { inRounds, rotated } from "./rounds.ts";
+
+export async function streamingFigures(
+  targets: Record<TargetName, Target>,
+  gatewayPid: number,
+  { rounds, firstByteSamples, longStreamChunks, log }: {
+    rounds: number;
+    firstByteSamples: number;
+    longStreamChunks: number;
+    log: (line: string) => void;
+  },
+): Promise<{ streaming: Figures["streaming"]; firstByteBToA: number }> {
+  const firstByte: Record<TargetName, number[]> = { direct: [], bare: [], gateway: [], gatewayB: [] };
+  const rate = { direct: [] as number[], gateway: [] as number[] };
+  const cpuPerChunk: number[] = [];
+  for (const t of TARGET_NAMES) await medianFirstByteUs(targets[t].streamed, 10);
+  for (let round = 0; round < rounds; round++) {
+    log(`round ${round + 1}/${rounds}: streaming`);
+    for (const t of rotated(TARGET_NAMES, round)) {
+      firstByte[t].push(await medianFirstByteUs(targets[t].streamed, firstByteSamples));
+    }
+    rate.direct.push(await chunksPerSecond(targets.direct.streamed, longStreamChunks));
+    const cpuBefore = await cpuTimeUs(gatewayPid) ?? NaN;
+    rate.gateway.push(await chunksPerSecond(targets.gateway.streamed, longStreamChunks));
+    cpuPerChunk.push(((await cpuTimeUs(gatewayPid) ?? NaN) - cpuBefore) / longStreamChunks);
+  }
+  const over = (name: TargetName, base: TargetName) =>
+    inRounds(firstByte[name], firstByte[base], (t, b) => t - b);
+  return {
+    streaming: {
+      directFirstByteUs: median(firstByte.direct),
+      bareFirstByteUs: median(firstByte.bare),
+      gatewayFirstByteUs: median(firstByte.gateway),
+      gatewayBFirstByteUs: median(firstByte.gatewayB),
+      gatewayOverheadUs: over("gateway", "direct"),
+      gatewayBOverheadUs: over("gatewayB", "direct"),
+      gatewayOverBareUs: over("gateway", "bare"),
+      gatewayBOverBareUs: over("gatewayB", "bare"),
+      directChunksPerSec: median(rate.direct),
+      gatewayChunksPerSec: median(rate.gateway),
+      gatewayCpuUsPerChunk: median(cpuPerChunk),
+    },
+    firstByteBToA: inRounds(firstByte.gatewayB, firstByte.gateway, (b, a) => b / a),
+  };
+}
