@@ -159,7 +159,8 @@ function chatFrom(localAddress: string, url: string, key: string): Promise<numbe
 
 Deno.test("4,096 idle connections from one address take no place from another: it is answered while they stay open", async () => {
   // Idle connections live 10 minutes here: without a limit per address they would hold every place that long.
-  await withGateway({ GATEWAY_KEEPALIVE_TIMEOUT_MS: "600000" }, async ({ gateway, key, metricsUrl }) => {
+  const env = { GATEWAY_KEEPALIVE_TIMEOUT_MS: "600000", GATEWAY_HEAD_TIMEOUT_MS: "600000" };
+  await withGateway(env, async ({ gateway, key, metricsUrl }) => {
     const { hostname, port } = new URL(gateway.url);
     const flood: Deno.TcpConn[] = [];
     try {

@@ -23,6 +23,9 @@ export class Connection {
   readonly secrets = new SecretMemo();
   #linger?: ReturnType<typeof setTimeout>;
 
+  /** `proxy`: from a trusted proxy, which keeps connections idle for its many clients. */
+  constructor(readonly proxy = false) {}
+
   /** Closes the connection once its client has had time to read a refusal (see LINGER_MS). */
   closeAfterLinger(): void {
     if (this.#linger !== undefined || this.abort.signal.aborted) return;

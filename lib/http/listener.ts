@@ -17,7 +17,12 @@
 export interface ConnectionLimits {
   /** Time from accepting a connection to its first complete request head. */
   headTimeoutMs: number;
-  /** Time a connection may stay open with no request in progress, after its first. */
+  /**
+   * Time a trusted proxy's connection (`exempt`) may stay open with no request in progress, after its first.
+   * Any other client's next request head must arrive within `headTimeoutMs` of its previous answer (or this,
+   * if shorter): the engine reads a head out of the program's sight, so a head trickled in on a kept-alive
+   * connection is bounded only by how long that connection may stay idle.
+   */
   keepAliveTimeoutMs: number;
   /** Open connections at most; more wait to be accepted. */
   maxConnections: number;
@@ -151,6 +156,7 @@ function ownListener(
   };
   const perAddress = new Map<string, number>();
   const maxPerAddress = limits.maxPerAddress ?? 0;
+  const clientIdleMs = Math.min(limits.keepAliveTimeoutMs, limits.headTimeoutMs);
   let closing = false;
   let slotFreed: (() => void) | undefined;
 
@@ -158,7 +164,11 @@ function ownListener(
     const now = performance.now();
     for (const conn of open) {
       if (conn.active > 0) continue;
-      const limit = conn.served ? limits.keepAliveTimeoutMs : limits.headTimeoutMs;
+      const limit = !conn.served
+        ? limits.headTimeoutMs
+        : conn.proxy
+        ? limits.keepAliveTimeoutMs
+        : clientIdleMs;
       if (now - conn.idleSince < limit) continue;
       stats.closed[conn.served ? "idle" : "head"]++;
       conn.abort.abort();
@@ -176,7 +186,8 @@ function ownListener(
   const accept = (tcp: Deno.Conn) => {
     const remoteAddr = tcp.remoteAddr as Deno.NetAddr;
     const from = remoteAddr.hostname;
-    const counted = maxPerAddress > 0 && !limits.exempt?.(from);
+    const proxy = limits.exempt?.(from) ?? false;
+    const counted = maxPerAddress > 0 && !proxy;
     if (counted) {
       const now = perAddress.get(from) ?? 0;
       if (now >= maxPerAddress) {
@@ -188,7 +199,7 @@ function ownListener(
       }
       perAddress.set(from, now + 1);
     }
-    const conn = new Connection();
+    const conn = new Connection(proxy);
     open.add(conn);
     let closeAfter = false;
     // The runtime does not act on an answer's `Connection: close` (a refusal that leaves the request body
