@@ -9,7 +9,7 @@
  * thrown, and token counts are checked once more so that no invalid one reaches the ledger or a counter.
  */
 import { estimateTokens } from "../chat/token_estimate.ts";
-import { isoTime } from "../chat/iso_time.ts";
+import { isoTime } from "../runtime/iso_time_format.ts";
 import type { ChatRequest, ChatResult } from "../chat/types.ts";
 import type { GatewayError } from "../errors.ts";
 import type { FaceName } from "../faces/mod.ts";

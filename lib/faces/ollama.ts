@@ -3,7 +3,7 @@
  * and errors as `{"error":{message, type:"proxy_error", code}}` (spec §7).
  */
 import type { ChatResult } from "../chat/types.ts";
-import { isoTime } from "../chat/iso_time.ts";
+import { isoTime } from "../runtime/iso_time_format.ts";
 import type { GatewayError } from "../errors.ts";
 import type { Face, RenderContext } from "./face.ts";
 import { parseChat } from "./parse_chat.ts";

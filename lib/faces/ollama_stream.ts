@@ -4,7 +4,7 @@
  * and no `done`, exactly as Ollama itself ends one, so the client raises the message.
  */
 import type { ChatEvent } from "../chat/types.ts";
-import { isoTime } from "../chat/iso_time.ts";
+import { isoTime } from "../runtime/iso_time_format.ts";
 import type { GatewayError } from "../errors.ts";
 import type { StreamContext, StreamRenderer } from "./face.ts";
 import { newToolCallId } from "./tool_call_id.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isoTime } from "./iso_time.ts";
+import { isoTime } from "./iso_time_format.ts";
 
 const MAX = 8.64e15;
 
