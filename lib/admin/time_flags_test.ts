@@ -1,6 +1,6 @@
-/** @module `--expires` parsing: which ISO-8601 spellings pass and what instant they mean. */
+/** @module `--expires` and `--since` parsing: which ISO-8601 spellings pass and what instant they mean. */
 import assert from "node:assert/strict";
-import { isoInstant } from "./iso_time.ts";
+import { isoInstant } from "./time_flags.ts";
 import { UsageError } from "./flags.ts";
 
 Deno.test("isoInstant reads ISO-8601 dates and times, UTC unless an offset is given", () => {
