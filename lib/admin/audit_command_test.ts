@@ -1,7 +1,7 @@
 /** @module `admin audit`: every change, newest first, with before/after and never a secret or digest. */
 import assert from "node:assert/strict";
 import { getKey } from "../store/keys.ts";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 Deno.test("every change is audited with its fields before and after, and no secret", async () => {
   using admin = await AdminHarness.open();

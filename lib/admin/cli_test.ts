@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { runAdmin } from "./cli.ts";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 Deno.test("unknown or missing command and verb are usage errors", async () => {
   using admin = await AdminHarness.open();

@@ -1,6 +1,6 @@
 /** @module `admin cluster …` through `runAdmin`: membership checks and refusal while a key uses the cluster. */
 import assert from "node:assert/strict";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 async function withServers(...names: string[]): Promise<AdminHarness> {
   const admin = await AdminHarness.open();

@@ -3,7 +3,7 @@
  * saying what each command and each flag does.
  */
 import assert from "node:assert/strict";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 import { NOUN_HELP, NOUNS } from "./execute.ts";
 
 const COMMANDS = [

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { findKeyByDigest, getKey } from "../store/keys.ts";
 import { digestSecret } from "../store/key_secret.ts";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 async function withRefs(): Promise<AdminHarness> {
   const admin = await AdminHarness.open();

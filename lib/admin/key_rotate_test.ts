@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { findKeyByDigest, getKey, secretValid } from "../store/keys.ts";
 import { digestSecret } from "../store/key_secret.ts";
 import { StoreView } from "../store/view.ts";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 /** Keys are refused for a model no server carries, so each test starts with one that carries it. */
 async function withServer(): Promise<AdminHarness> {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { listKeys } from "../store/keys.ts";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 /** gpu1 carries llama3 (also called "assistant"), gpu2 qwen2; cluster c2 holds gpu2 alone. */
 async function setUp(): Promise<AdminHarness> {

@@ -3,7 +3,7 @@
  * store generation bump for the gateways to reload. One that changes something is written and audited as before.
  */
 import assert from "node:assert/strict";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 async function setUp(): Promise<AdminHarness> {
   const admin = await AdminHarness.open();

@@ -3,7 +3,7 @@
  * `server update --name NAME`, as `server add --name NAME` does; `key show ID` or `key show --id ID`.
  */
 import assert from "node:assert/strict";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 async function setUp(): Promise<AdminHarness> {
   const admin = await AdminHarness.open();

@@ -1,6 +1,6 @@
 /** @module `admin server …` through `runAdmin`: defaults, validation, API key hiding and removal rules. */
 import assert from "node:assert/strict";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 const GPU = [
   "server",

@@ -1,7 +1,7 @@
 /** @module `--system-prompt-mode` on `key create` / `key update`, through `runAdmin`, down to the stored key. */
 import assert from "node:assert/strict";
 import { getKey } from "../store/keys.ts";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 Deno.test("--system-prompt-mode: replace is stored, prepend clears it, anything else is refused", async () => {
   using admin = await AdminHarness.open();

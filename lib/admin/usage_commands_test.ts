@@ -4,8 +4,8 @@ import { fileURLToPath } from "node:url";
 import { UsageLedger } from "../usage/ledger.ts";
 import { USAGE_PREFIX } from "../usage/kv_layout.ts";
 import type { UsageRecord } from "../usage/types.ts";
-import { sample } from "../usage/test_support.ts";
-import { AdminHarness } from "./test_harness.ts";
+import { sample } from "../../tests/support/usage_ledger.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 const PERIODS = { day: "2026-11-22", week: "2026-W47", month: "2026-11" };
 

@@ -1,6 +1,6 @@
 /** @module `admin user …` through `runAdmin`: quotas, clearing with none and refusal while keys are owned. */
 import assert from "node:assert/strict";
-import { AdminHarness } from "./test_harness.ts";
+import { AdminHarness } from "../../tests/support/admin_harness.ts";
 
 Deno.test("user add stores quotas", async () => {
   using admin = await AdminHarness.open();

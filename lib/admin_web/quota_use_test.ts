@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { UsageLedger } from "../usage/mod.ts";
-import { sample } from "../usage/test_support.ts";
+import { sample } from "../../tests/support/usage_ledger.ts";
 import { quotaUse, quotaUses } from "./quota_use.ts";
 
 Deno.test("use against quota is what the ledger counted in the current periods, beside each cap", async () => {

@@ -5,7 +5,7 @@ import { DAYS, HOURS, UsageSeries } from "./usage_series.ts";
 import { UsageCharts } from "./charts.tsx";
 import { usageKey } from "../usage/kv_layout.ts";
 import type { UsageRecord } from "../usage/types.ts";
-import { sample } from "../usage/test_support.ts";
+import { sample } from "../../tests/support/usage_ledger.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -3,7 +3,7 @@ import { ulid } from "ulid";
 import { UsageSummary } from "./usage_summary.ts";
 import { usageKey } from "../usage/kv_layout.ts";
 import type { UsageRecord } from "../usage/types.ts";
-import { sample } from "../usage/test_support.ts";
+import { sample } from "../../tests/support/usage_ledger.ts";
 
 function record(time: number, over: Partial<UsageRecord> = {}): UsageRecord {
   return sample({

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { basePolicy, type KeyRecord } from "../store/records.ts";
 import { type LedgerProgress, readTotals, UsageLedger } from "../usage/mod.ts";
-import { sample, storeTest } from "../usage/test_support.ts";
+import { sample, storeTest } from "../../tests/support/usage_ledger.ts";
 import { limitsOf } from "./quotas.ts";
 import { Reservations } from "./reservations.ts";
 

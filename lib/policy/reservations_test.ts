@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ConcurrencyLimited, QuotaExceeded, StoreUnavailable } from "../errors.ts";
 import { basePolicy, type KeyRecord, type UserRecord } from "../store/records.ts";
 import { readTotals, UsageLedger } from "../usage/mod.ts";
-import { sample, storeTest } from "../usage/test_support.ts";
+import { sample, storeTest } from "../../tests/support/usage_ledger.ts";
 import { holdingsKey } from "./holdings.ts";
 import { limitsOf } from "./quotas.ts";
 import { type Hold, Reservations } from "./reservations.ts";

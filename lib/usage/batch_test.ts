@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { serialize } from "node:v8";
 import { Batch, MAX_ROW_BYTES } from "./batch.ts";
 import { decodeRow, namesBytes, RecordEncoder } from "./row_codec.ts";
-import { sample } from "./test_support.ts";
+import { sample } from "../../tests/support/usage_ledger.ts";
 import type { UsageRecord } from "./types.ts";
 
 const encoder = new RecordEncoder();

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { listUsage, type UsageFilter, UsageLedger } from "./ledger.ts";
 import type { UsageRecord } from "./types.ts";
 import { isBatchRow } from "./row_codec.ts";
-import { rows, sample, storeTest, writeOldLayout } from "./test_support.ts";
+import { rows, sample, storeTest, writeOldLayout } from "../../tests/support/usage_ledger.ts";
 
 const minute = (n: number) => new Date(Date.UTC(2026, 10, 22, 12, n)).toISOString();
 

@@ -3,7 +3,7 @@ import { KEYLESS_ROW_TTL_MS, KeylessBudget } from "./keyless_budget.ts";
 import { UsageLedger } from "./ledger.ts";
 import { listUsage } from "./history.ts";
 import { type LedgerRow, rowRecords } from "./kv_layout.ts";
-import { assertLedgerHolds, recordingStore, sample, storeTest } from "./test_support.ts";
+import { assertLedgerHolds, recordingStore, sample, storeTest } from "../../tests/support/usage_ledger.ts";
 
 const keyless = (n = 0) =>
   sample({ keyId: undefined, user: undefined, status: "rejected", httpStatus: 401 + n });

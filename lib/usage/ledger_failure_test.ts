@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { listUsage, UsageLedger } from "./ledger.ts";
-import { assertLedgerHolds, faultyStore, sample, storeTest } from "./test_support.ts";
+import { assertLedgerHolds, faultyStore, sample, storeTest } from "../../tests/support/usage_ledger.ts";
 
 const records = Array.from({ length: 30 }, (_, i) => sample({ promptTokens: i + 1, keyId: `key_${i % 3}` }));
 

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { listUsage, UsageLedger } from "./ledger.ts";
-import { assertLedgerHolds, sample } from "./test_support.ts";
+import { assertLedgerHolds, sample } from "../../tests/support/usage_ledger.ts";
 
 /** The store, with every read and commit held until `open()`; as many as were held are counted. */
 function gatedStore(kv: Deno.Kv) {

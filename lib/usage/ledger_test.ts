@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { listUsage, readTotals, UsageLedger } from "./ledger.ts";
 import type { UsageRecord } from "./types.ts";
-import { assertLedgerHolds, sample, storeTest } from "./test_support.ts";
+import { assertLedgerHolds, sample, storeTest } from "../../tests/support/usage_ledger.ts";
 
 const NOW = new Date("2026-11-22T12:00:00.000Z");
 

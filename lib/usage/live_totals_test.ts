@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { LiveTotals } from "./live_totals.ts";
 import { UsageLedger } from "./ledger.ts";
 import { tokenCounterKey } from "./kv_layout.ts";
-import { faultyStore, sample, storeTest } from "./test_support.ts";
+import { faultyStore, sample, storeTest } from "../../tests/support/usage_ledger.ts";
 
 const KEY_DAY = tokenCounterKey("key", "key_a", "d:2026-11-22");
 const USER_MONTH = tokenCounterKey("user", "alice", "m:2026-11");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { RefusalFold } from "./refusal_fold.ts";
 import type { UsageRecord } from "./types.ts";
-import { sample } from "./test_support.ts";
+import { sample } from "../../tests/support/usage_ledger.ts";
 
 const refusal = (keyId: string, errorCode: string): UsageRecord =>
   sample({ keyId, errorCode, status: "rejected", httpStatus: 403, promptTokens: 0, completionTokens: 0 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { listUsage, type UsageRecord } from "./mod.ts";
-import { storeTest } from "./test_support.ts";
+import { storeTest } from "../../tests/support/usage_ledger.ts";
 import { isRollupId, rollUpOldRows } from "./retention.ts";
 import { USAGE_PREFIX } from "./kv_layout.ts";
 import { seedUsage } from "../../scripts/seed_usage.ts";

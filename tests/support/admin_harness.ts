@@ -3,7 +3,7 @@
  * contract (one JSON value on stdout; one line on stderr on failure) on every call, so each test need not.
  */
 import assert from "node:assert/strict";
-import { runAdmin } from "./cli.ts";
+import { runAdmin } from "../../lib/admin/cli.ts";
 
 export interface AdminRun {
   code: number;

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { monotonicFactory } from "ulid";
-import type { UsageRecord } from "./types.ts";
-import { periodKeys, type PeriodName } from "./periods.ts";
-import { type LedgerRow, readTotals } from "./kv_layout.ts";
-import { listUsage } from "./history.ts";
+import type { UsageRecord } from "../../lib/usage/types.ts";
+import { periodKeys, type PeriodName } from "../../lib/usage/periods.ts";
+import { type LedgerRow, readTotals } from "../../lib/usage/kv_layout.ts";
+import { listUsage } from "../../lib/usage/history.ts";
 
 export function sample(overrides: Partial<UsageRecord> = {}): UsageRecord {
   return {
