@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { FakeOllama } from "../../tests/fakes/fake_ollama.ts";
-import { record, setup } from "../../tests/support/health_probes.ts";
-import { eventually } from "../../tests/support/wait_for.ts";
-import { HealthProber } from "./health.ts";
-import { ServerState } from "./server_state.ts";
+import { FakeOllama } from "./fakes/fake_ollama.ts";
+import { record, setup } from "./support/health_probes.ts";
+import { eventually } from "./support/wait_for.ts";
+import { HealthProber } from "../lib/routing/health.ts";
+import { ServerState } from "../lib/routing/server_state.ts";
 
 Deno.test("health: a dead Ollama server is taken out and brought back on the same address", async () => {
   const fake = FakeOllama.start("a");
