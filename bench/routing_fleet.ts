@@ -116,16 +116,19 @@ export async function slotFigures(gateway: Child): Promise<string[]> {
     .map((s) => `${s.slots ?? "?"} ${s.slotsSource ?? ""}`.trim());
 }
 
-/** The gateway of a routing bench, in its own process, on the store in `dir`. */
+/**
+ * The gateway of a routing bench, in its own process, on the store in `dir`: the gateway itself, or for
+ * `weighted` the plain draw it routed with before scheduling (bench/support/weighted_gateway.ts).
+ */
 export function startRoutingGateway(dir: string, policy: "scheduled" | "weighted"): Promise<Child> {
+  const entry = policy === "weighted" ? "bench/support/weighted_gateway.ts" : "main.ts";
   return spawnDeno({
     name: `gateway (${policy})`,
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "main.ts"],
+    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", entry],
     env: {
       GATEWAY_KV: `${dir}/gateway.kv`,
       PORT: "0",
       HOST: "127.0.0.1",
-      GATEWAY_ROUTING: policy,
       GATEWAY_PROBE_INTERVAL_MS: "1000",
       // Compressed time: a minute of waiting becomes a few seconds.
       GATEWAY_QUEUE_WAIT_MS: "20000",

@@ -172,8 +172,6 @@ export const SETTINGS = {
       });
     }),
   ),
-  /** `scheduled` (loaded models, slots, wait queue, affinity) or `weighted` (the plain weighted draw). */
-  routing: from("GATEWAY_ROUTING", z.enum(["scheduled", "weighted"]).default("scheduled")),
   /**
    * Where the gateway starts learning the slots of a server without `--slots` or discovered ones: 1, Ollama's
    * own default for OLLAMA_NUM_PARALLEL; learning then raises or lowers it from what the server does. Unset:

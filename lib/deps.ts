@@ -12,7 +12,14 @@ import { RetentionRunner } from "./usage/retention_runner.ts";
 import type { RetentionReport } from "./usage/retention.ts";
 import { log } from "./log/mod.ts";
 import { Policy } from "./policy/mod.ts";
-import { HealthProber, LoopLag, Scheduler, ServerState, type SharedLoad } from "./routing/mod.ts";
+import {
+  HealthProber,
+  LoopLag,
+  type RoutingPolicy,
+  Scheduler,
+  ServerState,
+  type SharedLoad,
+} from "./routing/mod.ts";
 import { Reachability } from "./backends/reachability.ts";
 import { GatewayMetrics } from "./metrics/mod.ts";
 import { OpenStreams } from "./http/stream_response.ts";
@@ -105,7 +112,7 @@ export function routingServices(
   fetcher: typeof fetch,
   now = Date.now,
   random = Math.random,
-  shared?: SharedLoad,
+  { shared, routing: policy = "scheduled" }: Pick<DepsOptions, "shared" | "routing"> = {},
 ) {
   const servers = new ServerState({
     now,
@@ -132,7 +139,7 @@ export function routingServices(
     state: servers,
     now,
     random,
-    policy: config.routing,
+    policy,
     maxWaitMs: config.queueWaitMs,
     maxQueue: config.queueMax,
     priorityStepMs: config.queuePriorityStepMs,
@@ -150,6 +157,11 @@ export interface DepsOptions {
   random?: () => number;
   /** Health-check the servers in the background (the default); tests that probe by hand turn it off. */
   probe?: boolean;
+  /**
+   * `weighted`: the plain weighted draw, no slots and no queue, as the gateway routed before scheduling. Not an
+   * operator's setting: only the routing bench asks for it, to compare the scheduler with it on one workload.
+   */
+  routing?: RoutingPolicy;
 }
 
 export async function createDeps(
@@ -167,7 +179,7 @@ export async function createDeps(
     onSlow: storeSlow,
   });
   const view = await StoreView.open(kv, config.reloadIntervalMs, now, link);
-  const routing = routingServices(config, view, globalThis.fetch, now, random, options.shared);
+  const routing = routingServices(config, view, globalThis.fetch, now, random, options);
   if (options.probe ?? true) routing.prober.start();
   const metered = meteredServices(kv, config, view, usageWriteFailed);
   const metrics = new GatewayMetrics(() => routing.servers.status()).watchRouting(routing.scheduler);
