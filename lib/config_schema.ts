@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { parseRange } from "./policy/ip_address.ts";
-import { isHostname } from "./server/metrics_host.ts";
+import { isHostname } from "./http/metrics_host.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "./log/mod.ts";
 
 /** The shortest admin token accepted at start. */
