@@ -4,20 +4,20 @@
  *    its own listener (connections in number and in time), and opens the metrics port if configured;
  *  - `deno serve -A main.ts` (or `--parallel`): the default export `{ fetch }` is served by the runtime's
  *    listener, on `--port`/`--host`; in each worker of `--parallel` this module is a whole gateway. Which of
- *    the two it is, the module learns from its command line (lib/http/runtime_serve.ts: hence `-A`).
+ *    the two it is, the module learns from its command line (lib/server/runtime_serve.ts: hence `-A`).
  * Under the Deploy profile (`DENO_DEPLOY`, or `GATEWAY_PROFILE=deploy`) the runtime serves, always: Deno Deploy
  * serves the default export, and the profile is run locally with `deno serve`, which needs no `-A` then.
  * Either way SIGINT/SIGTERM drains and writes every record before the process exits; so does the end of the
- * command that launched it (`npx … task start`, lib/http/launcher_exit.ts). A start that fails says why in
- * one line naming the setting and its value, and exits 1 (lib/log/startup_failure.ts). Imported by another
+ * command that launched it (`npx … task start`, lib/server/launcher_exit.ts). A start that fails says why in
+ * one line naming the setting and its value, and exits 1 (lib/server/startup_failure.ts). Imported by another
  * module, it listens nowhere (not even on the metrics port): the importer serves `fetch`.
  */
 import { type Config, loadConfig } from "./lib/config.ts";
 import { Gateway } from "./lib/gateway.ts";
-import { watchLaunchers } from "./lib/http/launcher_exit.ts";
-import { runtimeServe } from "./lib/http/runtime_serve.ts";
+import { watchLaunchers } from "./lib/server/launcher_exit.ts";
+import { runtimeServe } from "./lib/server/runtime_serve.ts";
 import { log, safeLocation } from "./lib/log/mod.ts";
-import { failStartup, type StartStep } from "./lib/log/startup_failure.ts";
+import { failStartup, type StartStep } from "./lib/server/startup_failure.ts";
 import { codeVersion } from "./lib/log/version.ts";
 import { DEFAULT_KV_PATH } from "./lib/store/kv.ts";
 

@@ -8,7 +8,7 @@
  */
 import { type Config, loadConfig } from "./lib/config.ts";
 import { log } from "./lib/log/mod.ts";
-import { failStartup, type StartStep } from "./lib/log/startup_failure.ts";
+import { failStartup, type StartStep } from "./lib/server/startup_failure.ts";
 import { SharedLoad } from "./lib/routing/mod.ts";
 
 // A mistake in the environment is one line and exit status 1, as for `deno task start` (main.ts).

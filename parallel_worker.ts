@@ -8,7 +8,7 @@ import { loadConfig } from "./lib/config.ts";
 import { Gateway } from "./lib/gateway.ts";
 import { SharedLoad } from "./lib/routing/mod.ts";
 import { errorText } from "./lib/log/mod.ts";
-import type { StartStep } from "./lib/log/startup_failure.ts";
+import type { StartStep } from "./lib/server/startup_failure.ts";
 
 // Set before the first await: a message that arrives while no handler is set is lost.
 const worker = self as unknown as Worker;

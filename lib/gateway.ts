@@ -17,16 +17,17 @@
  */
 import type { Config } from "./config.ts";
 import { closeDeps, createDeps, type Deps, type DepsOptions, type GatewayDeps } from "./deps.ts";
-import { buildApp } from "./http/app.ts";
-import { Drain } from "./http/drain.ts";
-import type { Listening } from "./http/listener.ts";
-import { serveMetrics } from "./http/metrics_server.ts";
+import { newClient } from "./http/client.ts";
+import { buildApp } from "./server/app.ts";
+import { Drain } from "./server/drain.ts";
+import type { Listening } from "./server/listener.ts";
+import { serveMetrics } from "./server/metrics_server.ts";
 import { closeAdminServices } from "./admin_web/services.ts";
-import { type GatewayAddress, listenForGateway } from "./http/serve.ts";
-import { coordinateShutdown, type StopProcess } from "./http/worker_shutdown.ts";
-import { logRequest } from "./log/access_log.ts";
+import { type GatewayAddress, listenForGateway } from "./server/serve.ts";
+import { coordinateShutdown, type StopProcess } from "./server/worker_shutdown.ts";
+import { logRequest } from "./server/access_log.ts";
 import { log } from "./log/mod.ts";
-import { RequestSummary } from "./log/request_summary.ts";
+import { RequestSummary } from "./server/request_summary.ts";
 import { openPlatformStore, openStore } from "./store/kv.ts";
 import type { UsageLedger } from "./usage/mod.ts";
 import type { UsageRecord } from "./usage/types.ts";
@@ -41,6 +42,11 @@ export interface GatewayOptions extends DepsOptions {
 
 /** Time for the last commits after the grace period and the cut, before a stop counts as hung. */
 const LAST_WRITES_MS = 15_000;
+
+/** The peer's address, where the runtime's listener serves TCP (a Unix socket has none). */
+function peerAddress(addr: Deno.Addr): string | undefined {
+  return "hostname" in addr ? addr.hostname : undefined;
+}
 
 export class Gateway {
   readonly drain: Drain;
@@ -116,7 +122,7 @@ export class Gateway {
     this.drain.handle(
       request,
       info.completed,
-      (signal) => this.#app.fetch(request, { remoteAddr: info.remoteAddr, signal }),
+      (signal) => this.#app.fetch(request, newClient(signal, peerAddress(info.remoteAddr))),
     );
 
   /**

@@ -3,7 +3,7 @@
  * The stages decide; this file only sequences them.
  */
 import { authenticate } from "./auth/mod.ts";
-import type { SecretMemo } from "./auth/secret_memo.ts";
+import type { Client } from "./http/client.ts";
 import { readJsonBody, releaseBody } from "./http/read_body.ts";
 import { errorResponse, jsonResponse } from "./http/respond.ts";
 import { openStreams, streamResponse } from "./http/stream_response.ts";
@@ -14,6 +14,7 @@ import {
   outcomeOf,
   routableCandidates,
   type Route,
+  type RouteReason,
   tenantOf,
 } from "./routing/mod.ts";
 import { type BackendAdapter, BACKENDS, type CallContext } from "./backends/mod.ts";
@@ -24,16 +25,7 @@ import type { ChatRequest } from "./chat/types.ts";
 import type { KeyRecord } from "./store/records.ts";
 import type { Face } from "./faces/mod.ts";
 import type { Deps } from "./deps.ts";
-
-/** What the connection tells about the caller, beyond the request itself. */
-export interface ClientInfo {
-  /** The socket peer's address. */
-  address?: string;
-  /** Aborts when the client leaves or the gateway ends the request (shutdown); backend calls follow it. */
-  signal: AbortSignal;
-  /** The connection's last secret and its digest, where the listener keeps them. */
-  secrets?: SecretMemo;
-}
+import { isPending } from "./runtime/sync_or_promise.ts";
 
 function callContext(deps: Deps, signal: AbortSignal): CallContext {
   const { connectTimeoutMs, firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs, maxAnswerBytes } =
@@ -63,6 +55,13 @@ function requestId(): string {
 
 const aliasOf = (c: Candidate) => c.model.alias ?? c.model.tag;
 
+/** What the answer tells of its route: why that server (`X-Gateway-Route`), and the wait for it, if any. */
+function routeHeaders(reason: RouteReason, waitedMs: number): Record<string, string> {
+  const headers: Record<string, string> = { "X-Gateway-Route": reason };
+  if (waitedMs > 0) headers["X-Gateway-Queue-Ms"] = String(Math.round(waitedMs));
+  return headers;
+}
+
 /** One accepted request on its way to a backend. */
 interface Turn {
   face: Face;
@@ -82,7 +81,7 @@ interface Turn {
 export async function runChat(
   face: Face,
   request: Request,
-  client: ClientInfo,
+  client: Client,
   deps: Deps,
 ): Promise<Response> {
   const account = new RequestAccount(deps.usage, face.name, deps.now(), deps.metrics);
@@ -90,19 +89,19 @@ export async function runChat(
   try {
     // Both stages answer at once from what the process holds; only a store read makes them wait.
     const found = authenticate(request.headers, deps.view, client.secrets);
-    const key = account.key = found instanceof Promise ? await found : found;
+    const key = client.key = account.key = isPending(found) ? await found : found;
     const policy = deps.policy.admit(
       key,
       { headers: request.headers, peer: client.address },
       account.startedAt,
     );
-    admitted = policy instanceof Promise ? await policy : policy;
+    admitted = isPending(policy) ? await policy : policy;
     const shaped = shapeForKey(face.parse(await readJsonBody(request, deps.config, true)), key);
     account.noteRequest(shaped);
     // What the request can cost is held against the quotas, and settled by its account however it ends.
     const held = deps.policy.reserve(key, shaped, account.startedAt);
     // A refusal here gave the rate-limit slot back: the answer's headers say so.
-    account.hold = held instanceof Promise
+    account.hold = isPending(held)
       ? await held.catch((refusal) => {
         admitted = withSlotBack(admitted);
         throw refusal;
@@ -116,7 +115,7 @@ export async function runChat(
       client.signal,
       tenantOf(key),
     );
-    const route = placed instanceof Promise ? await placed : placed;
+    const route = isPending(placed) ? await placed : placed;
     const ctx = callContext(deps, client.signal);
     const turn = {
       face,
@@ -132,6 +131,8 @@ export async function runChat(
     };
     return await (shaped.stream ? streamed(turn) : whole(turn));
   } catch (error) {
+    // Authentication comes first: a failure before the key is known is its failure, and there is none.
+    client.key ??= null;
     // Whatever a read or a call threw when its client left (an AbortError, a cut body) means just that.
     const failure = client.signal.aborted && !(error instanceof GatewayError)
       ? new ClientClosed()
@@ -157,9 +158,9 @@ async function dispatchTo<T>(
     (c) => call(BACKENDS[c.server.kind], fitToServer(t.shaped, t.key, c.server, c.model.tag), c),
   );
   t.account.server = attempt.candidate.server.name;
-  t.routed = t.route.served(attempt.candidate);
-  const waited = t.routed["X-Gateway-Queue-Ms"];
-  t.account.queueMs = waited === undefined ? 0 : Number(waited);
+  const waitedMs = t.route.waitedMs;
+  t.routed = routeHeaders(t.route.served(attempt.candidate), waitedMs);
+  t.account.queueMs = waitedMs > 0 ? Math.round(waitedMs) : 0;
   return attempt;
 }
 

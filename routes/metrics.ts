@@ -1,5 +1,5 @@
 /** GET /metrics: Prometheus text, for admins (bearer token or session). */
-import type { RouteModule } from "../lib/http/route.ts";
+import type { RouteModule } from "../lib/server/route.ts";
 import { metrics } from "../lib/admin_web/handlers.ts";
 
 export default {

@@ -15,8 +15,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["errors", "gateway_error", "limit_errors", "chat", "deploy_profile", "runtime"],
   ["log", "store", "audit"],
   ["auth", "policy", "usage", "account", "shape", "routing", "backends", "faces"],
-  ["http", "discovery", "metrics"],
-  ["config", "config_schema", "pipeline", "deps", "gateway", "admin", "admin_web"],
+  ["http", "metrics"],
+  ["config", "config_schema", "pipeline", "discovery", "deps", "server", "gateway", "admin", "admin_web"],
 ];
 
 const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
@@ -131,7 +131,9 @@ if (import.meta.main) {
       } parts`,
     );
     for (const group of cycles(edges.keys())) console.log(`cycle: ${group.join(", ")}`);
-    console.log(`${upward.length} upward imports:\n  ${upward.join("\n  ")}`);
+    console.log(
+      upward.length ? `${upward.length} upward imports:\n  ${upward.join("\n  ")}` : "no upward imports",
+    );
   }
   const fresh = upward.filter((e) => !allowed.has(e));
   const gone = [...allowed].filter((e) => !upward.includes(e));

@@ -12,7 +12,7 @@ import { Catalog } from "../lib/store/catalog.ts";
 import { createKey } from "../lib/store/keys.ts";
 import { basePolicy, type KeyPolicy, type ServerRecord } from "../lib/store/records.ts";
 import { FakeOllama } from "./fakes/fake_ollama.ts";
-import type { Listening } from "../lib/http/listener.ts";
+import type { Listening } from "../lib/server/listener.ts";
 import type { UsageRecord } from "../lib/usage/types.ts";
 import type { UsageLedger } from "../lib/usage/mod.ts";
 

@@ -3,7 +3,7 @@
  * the gateway's address still sends that name in `Host`, and gets 421 with nothing of the metrics.
  */
 import assert from "node:assert/strict";
-import { serveMetrics } from "../lib/http/metrics_server.ts";
+import { serveMetrics } from "../lib/server/metrics_server.ts";
 import { TestGateway } from "./harness.ts";
 import { connectTo, readUntilClosed, send } from "./support/raw_http.ts";
 

@@ -3,7 +3,7 @@
  * each public path of the manifest answers (its format, other methods, CORS) is tests/public_paths_test.ts.
  */
 import assert from "node:assert/strict";
-import { listRouteFiles, MANIFEST_FILE, renderManifest } from "../lib/http/manifest.ts";
+import { listRouteFiles, MANIFEST_FILE, renderManifest } from "../lib/server/manifest.ts";
 import { Scenario } from "./harness.ts";
 
 const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");

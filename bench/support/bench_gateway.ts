@@ -4,7 +4,8 @@
  */
 import { defaultConfig } from "../../lib/config.ts";
 import { createDeps } from "../../lib/deps.ts";
-import { buildApp } from "../../lib/http/app.ts";
+import { newClient } from "../../lib/http/client.ts";
+import { buildApp } from "../../lib/server/app.ts";
 import { Catalog } from "../../lib/store/catalog.ts";
 import { openStore } from "../../lib/store/kv.ts";
 import { manifest } from "../../routes.gen.ts";
@@ -34,7 +35,7 @@ export async function benchGateway(kv: Deno.Kv) {
   const app = buildApp(deps, manifest);
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }),
+    (req, info) => app.fetch(req, newClient(req.signal, info.remoteAddr.hostname)),
   );
   return { deps, url: `http://127.0.0.1:${server.addr.port}` };
 }

@@ -9,7 +9,7 @@
  * (the client's behind a proxy listed in `GATEWAY_TRUST_PROXY`).
  */
 import type { Deps } from "../deps.ts";
-import type { ClientInfo } from "../pipeline.ts";
+import type { Client } from "../http/client.ts";
 import { FACES } from "../faces/mod.ts";
 import { InvalidRequest } from "../errors.ts";
 import { errorResponse, jsonResponse } from "../http/respond.ts";
@@ -30,7 +30,7 @@ const PROBLEM_CODES: Record<"usage" | "refused" | "failed", FailureCode> = {
   failed: "command_failed",
 };
 
-export async function runCommandRequest(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function runCommandRequest(request: Request, client: Client, deps: Deps): Promise<Response> {
   const { gate } = adminServices(deps);
   const access = await gate.check(request, client, { bearerOnly: true });
   if (access !== "ok") return refusal(access);
@@ -72,7 +72,7 @@ export async function runCommandRequest(request: Request, client: ClientInfo, de
 const DOCUMENT_TEXT = JSON.stringify(document);
 
 /** The OpenAPI document, behind the gate like every admin path (a page session may read it too). */
-export async function openApiDocument(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function openApiDocument(request: Request, client: Client, deps: Deps): Promise<Response> {
   const access = await adminServices(deps).gate.check(request, client);
   if (access !== "ok") return refusal(access);
   return new Response(DOCUMENT_TEXT, {

@@ -16,7 +16,7 @@
  * admin token), so another site, which cannot read the cookie, cannot forge it.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { ClientInfo } from "../pipeline.ts";
+import type { Client } from "../http/client.ts";
 import type { RangeList } from "../policy/ip_address.ts";
 import { auditId, type AuditRecord } from "../audit/mod.ts";
 import { StoreUnavailable } from "../errors.ts";
@@ -101,14 +101,14 @@ export class AdminGate {
   }
 
   /** The address the caller is known by: the client's own behind a trusted proxy. */
-  callerAddress(request: Request, client: ClientInfo): string | undefined {
+  callerAddress(request: Request, client: Client): string | undefined {
     return callerAddress(request, client, this.#trusted);
   }
 
   /** Admits a bearer token or (unless `bearerOnly`) a session cookie. */
   async check(
     request: Request,
-    client: ClientInfo,
+    client: Client,
     options: { bearerOnly?: boolean } = {},
   ): Promise<AdminAccess> {
     if (!this.#token) return "closed";
@@ -122,7 +122,7 @@ export class AdminGate {
   /** The login form's token: a session cookie (`Set-Cookie` value) when right, else why not. */
   async logIn(
     request: Request,
-    client: ClientInfo,
+    client: Client,
     token: string,
     secure: boolean,
   ): Promise<{ setCookie: string } | Exclude<AdminAccess, "ok">> {
@@ -143,7 +143,7 @@ export class AdminGate {
   }
 
   /** Ends the request's session, if it has one that is open. */
-  async logOut(request: Request, client: ClientInfo): Promise<void> {
+  async logOut(request: Request, client: Client): Promise<void> {
     const id = this.#sessionId(request);
     if (id === undefined) return;
     const address = this.callerAddress(request, client);
@@ -198,7 +198,7 @@ export class AdminGate {
     return this.#failures.close();
   }
 
-  #try(token: string, via: AuthVia, request: Request, client: ClientInfo): AdminAccess {
+  #try(token: string, via: AuthVia, request: Request, client: Client): AdminAccess {
     const address = this.callerAddress(request, client);
     const retryAfterS = this.#throttle.retryAfter(address);
     // Reported as the throttle counts them, so an IPv6 client walking through its /64 fills one entry.

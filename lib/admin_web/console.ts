@@ -4,7 +4,7 @@
  * audited exactly as on the command line. The answer is the section's page again, with what happened on top.
  */
 import type { Deps } from "../deps.ts";
-import type { ClientInfo } from "../pipeline.ts";
+import type { Client } from "../http/client.ts";
 import { commandContext, execute, NOUNS } from "../admin/execute.ts";
 import { FlagReader, UsageError } from "../admin/flags.ts";
 import { RecordError } from "../store/record_error.ts";
@@ -41,7 +41,7 @@ const SHOWS_SECRET = new Set(["key.create", "key.rotate"]);
 export async function consolePost(
   section: Section,
   request: Request,
-  client: ClientInfo,
+  client: Client,
   deps: Deps,
 ): Promise<Response> {
   const { gate } = adminServices(deps);

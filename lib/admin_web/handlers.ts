@@ -4,7 +4,7 @@
  */
 import { StoreUnreachable } from "../store/link.ts";
 import type { Deps } from "../deps.ts";
-import type { ClientInfo } from "../pipeline.ts";
+import type { Client } from "../http/client.ts";
 import { parseAddress, type RangeList } from "../policy/ip_address.ts";
 import { jsonResponse } from "../http/respond.ts";
 import { readForm, sameOrigin } from "./form_post.ts";
@@ -26,14 +26,14 @@ const redirect = (location: string, headers: Record<string, string> = {}) =>
  * Whether the browser reached the page over https: directly, or through a proxy the admin trusts
  * (`GATEWAY_TRUST_PROXY`) that says so in `X-Forwarded-Proto`. Anyone else's header is ignored.
  */
-function isHttps(request: Request, client: ClientInfo, trusted: RangeList): boolean {
+function isHttps(request: Request, client: Client, trusted: RangeList): boolean {
   if (new URL(request.url).protocol === "https:") return true;
   const peer = client.address === undefined ? null : parseAddress(client.address);
   const proto = request.headers.get("x-forwarded-proto")?.split(",")[0].trim().toLowerCase();
   return peer !== null && trusted.has(peer) && proto === "https";
 }
 
-export async function showPage(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function showPage(request: Request, client: Client, deps: Deps): Promise<Response> {
   const admin = adminServices(deps);
   const access = await admin.gate.check(request, client);
   if (access !== "ok") return pageRefusal(access);
@@ -43,7 +43,7 @@ export async function showPage(request: Request, client: ClientInfo, deps: Deps)
   );
 }
 
-export async function logIn(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function logIn(request: Request, client: Client, deps: Deps): Promise<Response> {
   const { gate, trustedProxies } = adminServices(deps);
   if (!gate.open) return htmlResponse(closedPage(), 403);
   if (!sameOrigin(request)) {
@@ -57,7 +57,7 @@ export async function logIn(request: Request, client: ClientInfo, deps: Deps): P
 }
 
 /** Ends the session in the store, not only in this browser: the cookie, kept or copied, opens nothing after. */
-export async function logOut(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function logOut(request: Request, client: Client, deps: Deps): Promise<Response> {
   const { gate, trustedProxies } = adminServices(deps);
   if (!gate.open) return htmlResponse(closedPage(), 403);
   if (!sameOrigin(request)) {
@@ -67,14 +67,14 @@ export async function logOut(request: Request, client: ClientInfo, deps: Deps): 
   return redirect("/admin", { "Set-Cookie": gate.clearCookie(isHttps(request, client, trustedProxies)) });
 }
 
-export async function feed(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function feed(request: Request, client: Client, deps: Deps): Promise<Response> {
   const admin = adminServices(deps);
   const access = await admin.gate.check(request, client);
   if (access !== "ok") return refusal(access);
   return liveFeed(deps, admin, admin.gate.untilSessionEnds(request, client.signal));
 }
 
-export async function status(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function status(request: Request, client: Client, deps: Deps): Promise<Response> {
   const admin = adminServices(deps);
   const access = await admin.gate.check(request, client);
   if (access !== "ok") return refusal(access);
@@ -96,7 +96,7 @@ export async function metricsText(deps: Deps): Promise<Response> {
   return new Response(body, { headers: { "Content-Type": contentType, "Cache-Control": "no-store" } });
 }
 
-export async function metrics(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function metrics(request: Request, client: Client, deps: Deps): Promise<Response> {
   const access = await adminServices(deps).gate.check(request, client);
   return access === "ok" ? metricsText(deps) : refusal(access);
 }

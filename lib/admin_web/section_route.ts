@@ -2,7 +2,7 @@
  * @module A route file of the admin page's sections: GET shows the section (after the gate), POST runs one of
  * its forms (see `console.ts`).
  */
-import type { RouteModule } from "../http/route.ts";
+import type { RouteModule } from "../server/route.ts";
 import { adminServices, pageRefusal } from "./services.ts";
 import { htmlResponse } from "./pages.tsx";
 import { type Section, sectionPage } from "./section_pages.tsx";

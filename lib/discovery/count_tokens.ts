@@ -12,7 +12,7 @@ import type { Deps } from "../deps.ts";
 import { FACES, parseCountTokens } from "../faces/mod.ts";
 import { readJsonBody } from "../http/read_body.ts";
 import { errorResponse, jsonResponse } from "../http/respond.ts";
-import type { ClientInfo } from "../pipeline.ts";
+import type { Client } from "../http/client.ts";
 import { shapeForKey } from "../shape/mod.ts";
 import { discover } from "./access.ts";
 
@@ -26,7 +26,7 @@ function promptChars(request: ChatRequest): number {
   return chars;
 }
 
-export async function countTokens(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function countTokens(request: Request, client: Client, deps: Deps): Promise<Response> {
   try {
     const { key } = await discover(request, client, deps);
     const shaped = shapeForKey(parseCountTokens(await readJsonBody(request, deps.config)), key);

@@ -9,10 +9,9 @@
 import type { Deps } from "../deps.ts";
 import { InvalidRequest } from "../errors.ts";
 import { ROUTE_FACES } from "../faces/mod.ts";
-import { readJsonBody } from "../http/read_body.ts";
+import type { Client } from "../http/client.ts";
+import { readAsJson, readJsonBody } from "../http/read_body.ts";
 import { errorResponse, jsonResponse } from "../http/respond.ts";
-import { readAsJson } from "../http/route.ts";
-import type { ClientInfo } from "../pipeline.ts";
 import { discover } from "./access.ts";
 import type { KeyModel } from "./key_model.ts";
 
@@ -45,7 +44,7 @@ function tagsEntry(model: KeyModel) {
   };
 }
 
-export async function tags(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function tags(request: Request, client: Client, deps: Deps): Promise<Response> {
   try {
     return jsonResponse({ models: [tagsEntry((await discover(request, client, deps)).model)] });
   } catch (error) {
@@ -53,7 +52,7 @@ export async function tags(request: Request, client: ClientInfo, deps: Deps): Pr
   }
 }
 
-export async function show(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function show(request: Request, client: Client, deps: Deps): Promise<Response> {
   try {
     const { key, model } = await discover(request, client, deps);
     const body = await readJsonBody(readAsJson(request), deps.config);

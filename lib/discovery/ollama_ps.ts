@@ -14,7 +14,7 @@
 import type { Deps } from "../deps.ts";
 import { ROUTE_FACES } from "../faces/mod.ts";
 import { errorResponse, jsonResponse } from "../http/respond.ts";
-import type { ClientInfo } from "../pipeline.ts";
+import type { Client } from "../http/client.ts";
 import { findCandidates, type ServerState } from "../routing/mod.ts";
 import type { KeyRecord } from "../store/records.ts";
 import type { Snapshot } from "../store/view.ts";
@@ -45,7 +45,7 @@ function running(key: KeyRecord, model: KeyModel) {
   };
 }
 
-export async function ps(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function ps(request: Request, client: Client, deps: Deps): Promise<Response> {
   try {
     const { key, model } = await discover(request, client, deps);
     const loaded = loadedSomewhere(key, deps.view.snapshot, deps.servers);

@@ -6,7 +6,7 @@ import type { Deps } from "../deps.ts";
 import { GatewayError } from "../errors.ts";
 import { FACES } from "../faces/mod.ts";
 import { errorResponse, jsonResponse } from "../http/respond.ts";
-import type { ClientInfo } from "../pipeline.ts";
+import type { Client } from "../http/client.ts";
 import { discover } from "./access.ts";
 import { type KeyModel, namesKeyModel } from "./key_model.ts";
 import { anthropicModel, anthropicModelList, asksAnthropic } from "./anthropic_models.ts";
@@ -20,7 +20,7 @@ function modelObject(model: KeyModel) {
   };
 }
 
-export async function listModels(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function listModels(request: Request, client: Client, deps: Deps): Promise<Response> {
   const anthropic = asksAnthropic(request.headers);
   try {
     const { model } = await discover(request, client, deps);
@@ -42,7 +42,7 @@ function requestedId(request: Request): string {
   }
 }
 
-export async function retrieveModel(request: Request, client: ClientInfo, deps: Deps): Promise<Response> {
+export async function retrieveModel(request: Request, client: Client, deps: Deps): Promise<Response> {
   const anthropic = asksAnthropic(request.headers);
   try {
     const { model } = await discover(request, client, deps);

@@ -3,7 +3,6 @@
  * it can be), in time (a slow upload cannot hold the request open) and, where the caller asks, in the memory
  * that large bodies in flight take together (lib/http/body_budget.ts), strict UTF-8.
  */
-import type { Config } from "../config.ts";
 import {
   GatewayError,
   InvalidRequest,
@@ -18,9 +17,14 @@ import { concat } from "../runtime/bytes.ts";
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
 /** The config's body limits; the time counts from the first read. */
-export type BodyLimits = Pick<Config, "maxBodyBytes" | "bodyTimeoutMs">;
+export interface BodyLimits {
+  maxBodyBytes: number;
+  bodyTimeoutMs: number;
+}
 /** The limits and the memory budget of large bodies: one budget per configuration object, so per gateway. */
-export type CountedBodyLimits = BodyLimits & Pick<Config, "bodyMemoryBytes">;
+export interface CountedBodyLimits extends BodyLimits {
+  bodyMemoryBytes: number;
+}
 
 const budgets = new WeakMap<CountedBodyLimits, BodyBudget>();
 
@@ -72,6 +76,14 @@ const UTF8 = new TextDecoder();
 function decodeStrict(bytes: Uint8Array): string {
   const text = UTF8.decode(bytes);
   return text.includes("\uFFFD") ? STRICT_UTF8.decode(bytes) : text;
+}
+
+/** Ollama reads any body as JSON (its docs' curl lines send no Content-Type), so its own paths do too. */
+export function readAsJson(request: Request): Request {
+  if (/json/i.test(request.headers.get("content-type") ?? "")) return request;
+  const headers = new Headers(request.headers);
+  headers.set("content-type", "application/json");
+  return new Request(request, { headers });
 }
 
 /**

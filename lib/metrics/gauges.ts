@@ -4,7 +4,7 @@
  */
 import type { Registry } from "prom-client";
 import type { ServerStatus } from "../routing/mod.ts";
-import type { ConnectionStats } from "../http/listener.ts";
+import type { ConnectionStats } from "../http/connection_stats.ts";
 import type { PromClient } from "./tally.ts";
 import type { StoreStatus } from "../store/link.ts";
 

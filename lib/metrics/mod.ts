@@ -15,7 +15,7 @@ import { connectionMetrics, memoryGauge, serverGauges, storeMetrics } from "./ga
 import type { StoreStatus } from "../store/link.ts";
 import type { UsageRecord } from "../usage/types.ts";
 import type { Scheduler, ServerStatus } from "../routing/mod.ts";
-import type { ConnectionStats } from "../http/listener.ts";
+import type { ConnectionStats } from "../http/connection_stats.ts";
 import type { RequestSpans } from "./request_spans.ts";
 
 /** Seconds; chat answers range from milliseconds (cached, short) to minutes (long generations). */

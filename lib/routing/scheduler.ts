@@ -4,7 +4,8 @@
  * candidate is full it waits in the wait queue (bounded in length per model and in time), and leaves it the
  * moment a slot frees (the server state says so synchronously), its time runs out (one sweep timer for the
  * whole queue, running only while something waits) or its client leaves. The pipeline gets an ordered list
- * of candidates and, once a server answered, the route's headers; it never learns why.
+ * of candidates, how long the request waited for them, and, once a server answered, why it was that one;
+ * how the answer tells the client is the pipeline's affair.
  *
  * The "weighted" policy is the gateway before scheduling (a weighted random order, no slots, no queue), kept
  * so the two can be compared on one workload.
@@ -45,8 +46,10 @@ export interface RoutingObserver {
 
 export interface Route {
   candidates: Candidate[];
-  /** The server that answered: notes the conversation's place and returns the headers telling the route. */
-  served(candidate: Candidate): Record<string, string>;
+  /** How long the request waited in the queue for its candidates, ms (0: it did not). */
+  waitedMs: number;
+  /** The server that answered: notes the conversation's place and returns why the request went there. */
+  served(candidate: Candidate): RouteReason;
 }
 
 interface Pending {
@@ -214,15 +217,14 @@ export class Scheduler {
     const first = order[0]?.server.name;
     return {
       candidates: order,
+      waitedMs,
       served: (candidate) => {
         const name = candidate.server.name;
         const why = name === first ? reason : "failover";
         if (this.policy === "scheduled") this.#affinity.remember(prints, name, this.options.now());
         this.observer?.routed(why);
-        const headers: Record<string, string> = { "X-Gateway-Route": why };
-        if (waitedMs > 0) headers["X-Gateway-Queue-Ms"] = String(Math.round(waitedMs));
         if (waitedMs > 0 || this.policy === "scheduled") this.observer?.waited(model, waitedMs);
-        return headers;
+        return why;
       },
     };
   }

@@ -1,5 +1,5 @@
 /** GET /admin/feed: the live feed of the admin page (Server-Sent Events). */
-import type { RouteModule } from "../../lib/http/route.ts";
+import type { RouteModule } from "../../lib/server/route.ts";
 import { feed } from "../../lib/admin_web/handlers.ts";
 
 export default {

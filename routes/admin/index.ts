@@ -1,5 +1,5 @@
 /** GET /admin: the admin page, or its login form. */
-import type { RouteModule } from "../../lib/http/route.ts";
+import type { RouteModule } from "../../lib/server/route.ts";
 import { showPage } from "../../lib/admin_web/handlers.ts";
 
 export default {

@@ -1,5 +1,5 @@
 /** POST /admin/login: the login form; sets the session cookie. */
-import type { RouteModule } from "../../lib/http/route.ts";
+import type { RouteModule } from "../../lib/server/route.ts";
 import { logIn } from "../../lib/admin_web/handlers.ts";
 
 export default {

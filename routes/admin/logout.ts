@@ -1,5 +1,5 @@
 /** POST /admin/logout: ends the session. */
-import type { RouteModule } from "../../lib/http/route.ts";
+import type { RouteModule } from "../../lib/server/route.ts";
 import { logOut } from "../../lib/admin_web/handlers.ts";
 
 export default {

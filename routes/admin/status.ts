@@ -1,5 +1,5 @@
 /** GET /admin/status: server health and usage as JSON. */
-import type { RouteModule } from "../../lib/http/route.ts";
+import type { RouteModule } from "../../lib/server/route.ts";
 import { status } from "../../lib/admin_web/handlers.ts";
 
 export default {

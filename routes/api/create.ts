@@ -1,4 +1,4 @@
 /** /api/create: not served; an Ollama-format error naming what is (never reaches a backend). */
-import { ollamaNotServedRoute } from "../../lib/discovery/mod.ts";
+import { ollamaNotServedRoute } from "../../lib/server/discovery_routes.ts";
 
 export default ollamaNotServedRoute;

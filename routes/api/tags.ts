@@ -1,4 +1,4 @@
 /** GET /api/tags: Ollama's model list, the key's one model. */
-import { ollamaTagsRoute } from "../../lib/discovery/mod.ts";
+import { ollamaTagsRoute } from "../../lib/server/discovery_routes.ts";
 
 export default ollamaTagsRoute;

@@ -1,4 +1,4 @@
 /** GET /api/version: the Ollama API level the gateway speaks (no key needed). */
-import { ollamaVersionRoute } from "../../lib/discovery/mod.ts";
+import { ollamaVersionRoute } from "../../lib/server/discovery_routes.ts";
 
 export default ollamaVersionRoute;

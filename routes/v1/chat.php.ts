@@ -1,4 +1,4 @@
 /** POST /v1/chat.php: Format B (Ollama-native chat). */
-import { chatRoute } from "../../lib/http/route.ts";
+import { chatRoute } from "../../lib/server/route.ts";
 
 export default chatRoute("ollama");

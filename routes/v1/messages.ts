@@ -1,4 +1,4 @@
 /** POST /v1/messages: Anthropic's Messages API. */
-import { chatRoute } from "../../lib/http/route.ts";
+import { chatRoute } from "../../lib/server/route.ts";
 
 export default chatRoute("anthropic");

@@ -1,4 +1,4 @@
 /** GET /v1/models: OpenAI's model list, the key's one model. */
-import { openaiModelsRoute } from "../../lib/discovery/mod.ts";
+import { openaiModelsRoute } from "../../lib/server/discovery_routes.ts";
 
 export default openaiModelsRoute;

@@ -1,4 +1,4 @@
 /** POST /v1/responses: the OpenAI Responses API. */
-import { chatRoute } from "../../lib/http/route.ts";
+import { chatRoute } from "../../lib/server/route.ts";
 
 export default chatRoute("responses");

@@ -1,5 +1,5 @@
 /** POST /admin/api/commands: runs one admin command line (the admin HTTP API; docs/admin-api.openapi.json). */
-import type { RouteModule } from "../../../lib/http/route.ts";
+import type { RouteModule } from "../../../lib/server/route.ts";
 import { runCommandRequest } from "../../../lib/admin/http_api.ts";
 
 export default {

@@ -1,4 +1,4 @@
 /** GET /api/v1/models: mirror of /v1/models. */
-import { openaiModelsRoute } from "../../../lib/discovery/mod.ts";
+import { openaiModelsRoute } from "../../../lib/server/discovery_routes.ts";
 
 export default openaiModelsRoute;

@@ -1,4 +1,4 @@
 /** POST /api/v1/chat/completions.php: Format A, direct-file alias under the /api prefix. */
-import { chatRoute } from "../../../../lib/http/route.ts";
+import { chatRoute } from "../../../../lib/server/route.ts";
 
 export default chatRoute("openai");

@@ -7,10 +7,10 @@
  */
 import type { Deps } from "../deps.ts";
 import { metricsText } from "../admin_web/handlers.ts";
-import { jsonResponse } from "./respond.ts";
+import { jsonResponse } from "../http/respond.ts";
 import { listen, type Listening } from "./listener.ts";
 import { log } from "../log/mod.ts";
-import { hostCheck } from "./metrics_host.ts";
+import { hostCheck } from "../http/metrics_host.ts";
 
 /** A scraper or two, not a crowd. */
 const METRICS_CONNECTIONS = 16;

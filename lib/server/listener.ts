@@ -34,28 +34,21 @@ export interface ConnectionLimits {
   exempt?: (address: string) => boolean;
 }
 
-export interface ConnectionStats {
-  open: number;
-  limit: number;
-  /** Times accepting paused because `maxConnections` were open. */
-  waitsAtLimit: number;
-  /** Accepts that failed (out of descriptors, most often). */
-  acceptFailures: number;
-  /** Connections closed by the gateway, by reason (`address`: over the limit of one address). */
-  closed: { head: number; idle: number; address: number };
-}
-
-/** What the handler learns of a request's connection; `secrets` lives as long as the connection does. */
-export interface ConnectionInfo extends Deno.ServeHandlerInfo<Deno.NetAddr> {
-  secrets?: SecretMemo;
-}
-
-type Handler = (request: Request, info: ConnectionInfo) => Response | Promise<Response>;
+/**
+ * What the listener calls with each request: `from` is its connection's part of the `Client` (the peer's
+ * address, and the connection's memo of secrets, which lives as long as the connection does); `delivered`
+ * settles once the answer has been sent or the client has gone.
+ */
+export type RequestHandler = (
+  request: Request,
+  from: Pick<Client, "address" | "secrets">,
+  delivered: Promise<void>,
+) => Response | Promise<Response>;
 
 type ServeOnConnection = (
   conn: Deno.Conn,
   signal: AbortSignal,
-  handler: Handler,
+  handler: (request: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>,
   onError: (error: unknown) => Response,
   onListen: () => void,
 ) => { finished: Promise<void> };
@@ -74,8 +67,9 @@ export interface Listening {
   closeIdle?(): void;
 }
 
-import { SecretMemo } from "../auth/secret_memo.ts";
 import { ClientStalled } from "../errors.ts";
+import type { Client } from "../http/client.ts";
+import type { ConnectionStats } from "../http/connection_stats.ts";
 import { Connection } from "./connection.ts";
 
 /**
@@ -109,18 +103,22 @@ export interface ListenOptions {
   log?: (line: string) => void;
 }
 
-export function listen(options: ListenOptions, handler: Handler): Listening {
+export function listen(options: ListenOptions, handler: RequestHandler): Listening {
   const serve = serveOnConnection();
   const log = options.log ?? ((line: string) => console.error(line));
   return serve ? ownListener(serve, options, log, handler) : runtimeListener(options, log, handler);
 }
 
 /** The runtime's listener, where the gateway cannot have its own: no bounds, but no crash on accept errors. */
-function runtimeListener(options: ListenOptions, log: (line: string) => void, handler: Handler): Listening {
+function runtimeListener(
+  options: ListenOptions,
+  log: (line: string) => void,
+  handler: RequestHandler,
+): Listening {
   log("gateway: this runtime accepts connections itself; head, idle and connection limits are off");
   const server = Deno.serve(
     { port: options.port, hostname: options.hostname, reusePort: options.reusePort, onListen: () => {} },
-    handler,
+    (request, info) => handler(request, { address: info.remoteAddr.hostname }, info.completed),
   );
   // Its accept loop ends on an accept error (out of descriptors) by rejecting this promise.
   server.finished.catch((error) => log(`gateway: the runtime stopped accepting connections: ${error}`));
@@ -135,7 +133,7 @@ function ownListener(
   serve: ServeOnConnection,
   options: ListenOptions,
   log: (line: string) => void,
-  handler: Handler,
+  handler: RequestHandler,
 ): Listening {
   const { limits } = options;
   const listener = Deno.listen(
@@ -184,8 +182,7 @@ function ownListener(
   };
 
   const accept = (tcp: Deno.Conn) => {
-    const remoteAddr = tcp.remoteAddr as Deno.NetAddr;
-    const from = remoteAddr.hostname;
+    const from = (tcp.remoteAddr as Deno.NetAddr).hostname;
     const proxy = limits.exempt?.(from) ?? false;
     const counted = maxPerAddress > 0 && !proxy;
     if (counted) {
@@ -199,7 +196,7 @@ function ownListener(
       }
       perAddress.set(from, now + 1);
     }
-    const conn = new Connection(proxy);
+    const conn = new Connection(from, proxy);
     open.add(conn);
     let closeAfter = false;
     // The runtime does not act on an answer's `Connection: close` (a refusal that leaves the request body
@@ -212,7 +209,7 @@ function ownListener(
       closeAfter = true;
       return response;
     };
-    const perRequest: Handler = (request, info) => {
+    const perRequest = (request: Request, info: Deno.ServeHandlerInfo) => {
       conn.active++;
       conn.served = true;
       const done = () => {
@@ -221,7 +218,7 @@ function ownListener(
         if (closeAfter) conn.closeAfterLinger();
       };
       info.completed.then(done, done);
-      const answer = handler(request, { remoteAddr, completed: info.completed, secrets: conn.secrets });
+      const answer = handler(request, conn, info.completed);
       return answer instanceof Response ? noteClose(answer) : answer.then(noteClose);
     };
     // A connection that ends in any way (reset by its client included) is only one connection less.

@@ -7,7 +7,7 @@
  * It sees every usage record; an answered request costs one comparison.
  */
 import type { UsageRecord } from "../usage/types.ts";
-import { log } from "./mod.ts";
+import { log } from "../log/mod.ts";
 
 export const SUMMARY_INTERVAL_MS = 60_000;
 

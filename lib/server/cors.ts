@@ -3,17 +3,18 @@
  *
  * A preflight carries no key, so it cannot know whose request follows: it allows the path's methods and the
  * headers asked for, to any origin, and says nothing about keys. The decision is the real request's: its
- * answer carries `Access-Control-Allow-Origin` (the request's own origin) only when the key's domain list
- * admits the origin's host, or, for a key without a list and for a request without a valid key, when the
- * admin listed the origin in GATEWAY_CORS_ORIGINS. Otherwise the browser keeps the answer from the page.
- * Refusals follow the same rule, so a page can read why its admitted key was refused (expired, rate limit),
- * never an answer meant for another site. No credentials mode: keys are bearer tokens, not cookies.
+ * answer carries `Access-Control-Allow-Origin` (the request's own origin) only when the policy's origin rule
+ * (lib/policy/page_origin.ts) admits the page for the request's key; otherwise the browser keeps the answer
+ * from the page. The key is the one the path's own handler found (the pipeline, discovery), noted on the
+ * request's `Client`; only for a path that asks for none is it looked up here. No credentials mode: keys are
+ * bearer tokens, not cookies.
  */
 import { authenticate } from "../auth/mod.ts";
-import type { SecretMemo } from "../auth/secret_memo.ts";
 import type { Deps } from "../deps.ts";
+import type { Client } from "../http/client.ts";
+import { pageMayRead } from "../policy/page_origin.ts";
 import type { KeyRecord } from "../store/records.ts";
-import { domainAllowed, referrerHost } from "../policy/allow_lists.ts";
+import type { RouteHandler } from "./route.ts";
 
 /** Headers a page may read besides the CORS-safelisted ones. */
 const EXPOSED = "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, x-should-retry";
@@ -40,23 +41,15 @@ function preflight(request: Request, allow: readonly string[]): Response {
   return new Response(null, { status: 204, headers });
 }
 
-/**
- * Whether the answer to this request may be read by a page from `origin`. `secrets` is the connection's, as
- * the pipeline had it: the key's digest is then not made a second time.
- */
-async function admits(origin: string, request: Request, deps: Deps, secrets?: SecretMemo): Promise<boolean> {
-  let key: KeyRecord | undefined;
+/** The request's key as its handler found it; looked up here only when no handler asked. */
+async function keyOf(request: Request, client: Client, deps: Deps): Promise<KeyRecord | null> {
+  if (client.key !== undefined) return client.key;
   try {
-    key = await authenticate(request.headers, deps.view, secrets);
+    return await authenticate(request.headers, deps.view, client.secrets);
   } catch {
     // No key, or not a valid one: the origin lists decide.
+    return null;
   }
-  if (key && key.allowDomains.length) {
-    const host = referrerHost(origin);
-    return host !== null && domainAllowed(key, host);
-  }
-  const listed = deps.config.corsOrigins;
-  return listed.includes(origin) || (origin !== "null" && listed.includes("*"));
 }
 
 function setHeaders(response: Response, headers: Record<string, string>): Response {
@@ -77,25 +70,27 @@ export function withCors(
   deps: Deps,
   allow: readonly string[],
   request: Request,
-  answer: () => Response | Promise<Response>,
-  secrets?: SecretMemo,
+  client: Client,
+  answer: RouteHandler,
 ): Response | Promise<Response> {
   if (request.method === "OPTIONS") return preflight(request, allow);
   const origin = request.headers.get("origin");
   // Without an Origin (SDKs, scripts) there is nothing to decide, and the chat path pays nothing for CORS.
-  if (!origin) return answer();
-  return markReadable(deps, origin, request, answer(), secrets);
+  if (!origin) return answer(request, client);
+  return markReadable(deps, origin, request, client, answer(request, client));
 }
 
 async function markReadable(
   deps: Deps,
   origin: string,
   request: Request,
+  client: Client,
   answered: Response | Promise<Response>,
-  secrets?: SecretMemo,
 ): Promise<Response> {
   const response = await answered;
-  if (!(await admits(origin, request, deps, secrets))) return setHeaders(response, { Vary: "Origin" });
+  if (!pageMayRead(origin, await keyOf(request, client, deps), deps.config.corsOrigins)) {
+    return setHeaders(response, { Vary: "Origin" });
+  }
   return setHeaders(response, {
     Vary: "Origin",
     "Access-Control-Allow-Origin": origin,

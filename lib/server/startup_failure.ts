@@ -5,7 +5,7 @@
  */
 import { settingText } from "../config.ts";
 import { DEFAULT_KV_PATH, StoreFolderMissing } from "../store/kv.ts";
-import { errorText, log, LOG_FORMATS, type LogFormat } from "./mod.ts";
+import { errorText, log, LOG_FORMATS, type LogFormat } from "../log/mod.ts";
 
 /** What the gateway was doing when it failed. */
 export type StartStep = "configuration" | "store" | "listen" | "metrics";

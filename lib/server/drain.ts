@@ -7,14 +7,14 @@
  * When `stop` returns every request has reported its usage record, so the ledger's last flush writes them
  * all. A request that still comes once stopping (on a connection kept alive from before the signal) is not
  * run: its route is handed `STOPPED` for its signal and refuses it in the path's own face, recording the
- * refusal like any other (`lib/http/stopping_refusal.ts`); it is counted like a running request, so `stop`
+ * refusal like any other (`lib/server/stopping_refusal.ts`); it is counted like a running request, so `stop`
  * waits for its record too. Such requests come most often just after the last answers: their clients send
  * the next request as soon as they have read one, so `stop` lingers a moment after those answers for them.
  */
 import { ShuttingDown } from "../errors.ts";
-import { isFeed } from "./feed_response.ts";
+import { isFeed } from "../http/feed_response.ts";
 import { Running, RunningList, WATCH_AFTER_MS } from "./running_requests.ts";
-import { type OpenStreams, openStreams } from "./stream_response.ts";
+import { type OpenStreams, openStreams } from "../http/stream_response.ts";
 
 /**
  * The signal a request gets in place of its own once the drain stops: already aborted, with `ShuttingDown`.

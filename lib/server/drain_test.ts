@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { Drain, STOPPED } from "./drain.ts";
-import { OpenStreams, type StreamEnd, streamResponse } from "./stream_response.ts";
+import { OpenStreams, type StreamEnd, streamResponse } from "../http/stream_response.ts";
 import { ShuttingDown } from "../errors.ts";
 import type { ChatEvent } from "../chat/types.ts";
 import type { StreamRenderer } from "../faces/mod.ts";
-import { feedResponse } from "./feed_response.ts";
+import { feedResponse } from "../http/feed_response.ts";
 
 const quiet = () => {};
 

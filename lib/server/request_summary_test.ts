@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { log } from "./mod.ts";
+import { log } from "../log/mod.ts";
 import { RequestSummary } from "./request_summary.ts";
 import type { UsageRecord } from "../usage/types.ts";
 

@@ -1,16 +1,17 @@
 /**
  * @module The gateway's own listener as the gateway uses it: it bounds connections in number and in time,
- * hands each request's peer address and connection to the app, and passes every request through the drain,
- * which lets running requests finish when the gateway stops (lib/gateway.ts stops it).
+ * passes every request through the drain, which lets running requests finish when the gateway stops
+ * (lib/gateway.ts stops it), and hands the app each request's `Client`: its connection's address and memo of
+ * secrets, and the signal the drain gave it.
  */
 import type { Config } from "../config.ts";
-import type { ConnectionEnv } from "./app.ts";
+import { type Client, newClient } from "../http/client.ts";
 import type { Drain } from "./drain.ts";
 import { parseAddress, RangeList } from "../policy/ip_address.ts";
-import { type ConnectionInfo, DEFAULT_MAX_CONNECTIONS, listen, type Listening } from "./listener.ts";
+import { DEFAULT_MAX_CONNECTIONS, listen, type Listening, type RequestHandler } from "./listener.ts";
 
 interface FetchApp {
-  fetch(request: Request, env: ConnectionEnv): Response | Promise<Response>;
+  fetch(request: Request, client: Client): Response | Promise<Response>;
 }
 
 export interface GatewayAddress {
@@ -27,11 +28,11 @@ export function listenForGateway(
   drain: Drain,
   address: GatewayAddress,
 ): Listening {
-  const handler = (request: Request, info: ConnectionInfo) =>
+  const handler: RequestHandler = (request, from, delivered) =>
     drain.handle(
       request,
-      info.completed,
-      (signal) => app.fetch(request, { remoteAddr: info.remoteAddr, signal, secrets: info.secrets }),
+      delivered,
+      (signal) => app.fetch(request, newClient(signal, from.address, from.secrets)),
     );
   return listen({
     ...address,

@@ -1,6 +1,7 @@
 /**
- * @module One connection accepted by the gateway's listener (`lib/http/listener.ts`): the requests it has
- * under way, since when it has been idle, its memo of checked secrets, and its close after a refusal.
+ * @module One connection accepted by the gateway's listener (`lib/server/listener.ts`): its peer's address and
+ * memo of checked secrets (its part of each request's `Client`), the requests it has under way, since when it
+ * has been idle, and its close after a refusal.
  */
 import { SecretMemo } from "../auth/secret_memo.ts";
 
@@ -23,8 +24,10 @@ export class Connection {
   readonly secrets = new SecretMemo();
   #linger?: ReturnType<typeof setTimeout>;
 
-  /** `proxy`: from a trusted proxy, which keeps connections idle for its many clients. */
-  constructor(readonly proxy = false) {}
+  /**
+   * `address`: the peer's. `proxy`: from a trusted proxy, which keeps connections idle for its many clients.
+   */
+  constructor(readonly address: string, readonly proxy = false) {}
 
   /** Closes the connection once its client has had time to read a refusal (see LINGER_MS). */
   closeAfterLinger(): void {

@@ -8,10 +8,10 @@
  *
  * Each worker closes its own listener when it stops. A request that still reaches a stopping worker (on a
  * connection kept alive from before) is refused by its route through the drain: 503 in the path's own error
- * shape, recorded like any refusal (lib/http/stopping_refusal.ts).
+ * shape, recorded like any refusal (lib/server/stopping_refusal.ts).
  *
  * What else must stop the process as a signal would (the launcher that started it going away,
- * lib/http/launcher_exit.ts) calls the function `coordinateShutdown` returns, with its reason.
+ * lib/server/launcher_exit.ts) calls the function `coordinateShutdown` returns, with its reason.
  */
 import { errorText, log } from "../log/mod.ts";
 

@@ -10,8 +10,9 @@ import { RequestAccount } from "../account/mod.ts";
 import type { Deps } from "../deps.ts";
 import { ShuttingDown } from "../errors.ts";
 import type { Face } from "../faces/mod.ts";
-import type { ClientInfo } from "../pipeline.ts";
-import { errorResponse } from "./respond.ts";
+import type { Client } from "../http/client.ts";
+import { errorResponse } from "../http/respond.ts";
+import { isPending } from "../runtime/sync_or_promise.ts";
 
 /** A stopping gateway comes back (restarted) or another takes over within moments. */
 const STOPPING_HEADERS = { Connection: "close", "Retry-After": "1" };
@@ -25,15 +26,16 @@ export function stoppingResponse(face: Face): Response {
 export async function refuseChat(
   face: Face,
   request: Request,
-  client: ClientInfo,
+  client: Client,
   deps: Deps,
 ): Promise<Response> {
   const account = new RequestAccount(deps.usage, face.name, deps.now(), deps.metrics);
   try {
     const found = authenticate(request.headers, deps.view, client.secrets);
-    account.key = found instanceof Promise ? await found : found;
+    client.key = account.key = isPending(found) ? await found : found;
   } catch {
     // No key, or none known (or the store could not say): a key-less refusal, as a 401 is recorded.
+    client.key = null;
   }
   const error = new ShuttingDown();
   account.refused(error);

@@ -4,7 +4,7 @@
  * tokens and latency. Off, nothing is built or called; on, the lines are written together every 100 ms.
  */
 import type { UsageRecord } from "../usage/types.ts";
-import { log } from "./mod.ts";
+import { log } from "../log/mod.ts";
 
 export function logRequest(record: UsageRecord): void {
   const tokens = record.promptTokens + record.completionTokens;
