@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { Scenario, USER_HELLO } from "./harness.ts";
 import { ADMIN_TOKEN, type FeedEvent, FeedReader } from "./support/admin_session.ts";
-import type { HealthView, UsageView } from "../lib/admin_web/views.ts";
+import type { HealthView, UsageView } from "../lib/admin_web/shared/views.ts";
 import { PATIENCE_MS } from "./support/wait_for.ts";
 
 const AUTH = { Authorization: `Bearer ${ADMIN_TOKEN}` };

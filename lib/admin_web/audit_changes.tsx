@@ -4,7 +4,7 @@
  * by its name and hint instead of its id alone. Nothing is shortened: a long value wraps.
  */
 import type { Actor, FieldChange } from "../audit/mod.ts";
-import { utc } from "./format.ts";
+import { utc } from "./shared/format.ts";
 
 const FIELD_NAMES: Record<string, string> = {
   allowIps: "allowed IPs",

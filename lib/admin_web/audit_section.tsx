@@ -2,7 +2,7 @@
 import { listAudit } from "../audit/mod.ts";
 import { listKeys } from "../store/keys.ts";
 import { actorLabel, ChangeList } from "./audit_changes.tsx";
-import { utc } from "./format.ts";
+import { utc } from "./shared/format.ts";
 import { keyPath } from "./key_page.tsx";
 import type { SectionContext } from "./section_pages.tsx";
 

@@ -2,7 +2,7 @@
  * @module The usage charts: bars drawn as inline SVG on the server, so they need no script, no font and
  * nothing from outside the gateway, and read the same in a browser without JavaScript.
  */
-import { count } from "./format.ts";
+import { count } from "./shared/format.ts";
 import type { Point, Scope, Series } from "./usage_series.ts";
 
 /**

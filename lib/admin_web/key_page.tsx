@@ -7,7 +7,7 @@ import { keyStatus } from "../admin/key_commands.ts";
 import { Catalog } from "../store/catalog.ts";
 import type { KeyRecord } from "../store/records.ts";
 import { ActionForm, Field } from "./form_fields.tsx";
-import { utc } from "./format.ts";
+import { utc } from "./shared/format.ts";
 import { PolicyFields } from "./key_fields.tsx";
 import { QuotaBars } from "./quota_bars.tsx";
 import { quotaUse } from "./quota_use.ts";

@@ -10,7 +10,7 @@ import type { KeyRecord } from "../store/records.ts";
 import { ActionForm } from "./form_fields.tsx";
 import { PolicyFields } from "./key_fields.tsx";
 import { keyPage, keyPath } from "./key_page.tsx";
-import { utc } from "./format.ts";
+import { utc } from "./shared/format.ts";
 import { type QuotaBar, quotaUses } from "./quota_use.ts";
 import { QuotaBars } from "./quota_bars.tsx";
 import type { SectionContext } from "./section_pages.tsx";

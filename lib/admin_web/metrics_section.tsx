@@ -5,7 +5,7 @@
  * since it started; the usage pages show the whole fleet from the ledger.
  */
 import type { Deps } from "../deps.ts";
-import { count, ms } from "./format.ts";
+import { count, ms } from "./shared/format.ts";
 import { Families, type Family, labelsText } from "./metric_families.ts";
 import type { SectionContext } from "./section_pages.tsx";
 

@@ -4,11 +4,11 @@
  */
 import type { ComponentChildren, VNode } from "preact";
 import { renderToString } from "preact-render-to-string";
-import ServerHealth from "../../islands/ServerHealth.tsx";
-import Usage from "../../islands/Usage.tsx";
-import { assetUrl } from "../http/static_files.ts";
+import ServerHealth from "./islands/ServerHealth.tsx";
+import Usage from "./islands/Usage.tsx";
+import { assetUrl } from "../server/static_files.ts";
 import { Island } from "./island.tsx";
-import type { HealthView, UsageView } from "./views.ts";
+import type { HealthView, UsageView } from "./shared/views.ts";
 
 const SECURITY_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",

@@ -3,7 +3,7 @@
  * figures beside it: a meter needs no script and no inline style (the page's CSP allows none), and a screen
  * reader reads it as a gauge.
  */
-import { count, utc } from "./format.ts";
+import { count, utc } from "./shared/format.ts";
 import type { QuotaBar } from "./quota_use.ts";
 
 const PERIOD_LABEL = { day: "Today", week: "This week", month: "This month" } as const;

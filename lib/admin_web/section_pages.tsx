@@ -4,7 +4,7 @@
  * with a notice on top: what was done, why it was refused, or a new secret shown once.
  */
 import type { VNode } from "preact";
-import CopySecret from "../../islands/CopySecret.tsx";
+import CopySecret from "./islands/CopySecret.tsx";
 import type { Deps } from "../deps.ts";
 import { Island } from "./island.tsx";
 import { RefusedForm } from "./form_fields.tsx";
@@ -15,8 +15,8 @@ import { serversSection } from "./servers_section.tsx";
 import { usersSection } from "./users_section.tsx";
 import { auditSection } from "./audit_section.tsx";
 import { type MetricsRead, metricsSection, readMetrics } from "./metrics_section.tsx";
-import type { HealthView } from "./views.ts";
-import type { BreakerSettings } from "./health_legend.tsx";
+import type { HealthView } from "./shared/views.ts";
+import type { BreakerSettings } from "./shared/health_legend.tsx";
 
 export type Section = "keys" | "servers" | "users" | "audit" | "metrics";
 

@@ -1,9 +1,9 @@
 /** @module A server's fields in its forms, and its live health or capacity as an island. */
 import { BACKEND_KINDS, type ServedModel, type ServerRecord } from "../store/records.ts";
-import ServerState, { type StatePart } from "../../islands/ServerState.tsx";
+import ServerState, { type StatePart } from "./islands/ServerState.tsx";
 import { Check, Field, ListField, Select } from "./form_fields.tsx";
 import { Island } from "./island.tsx";
-import type { ServerRow as LiveRow } from "./views.ts";
+import type { ServerRow as LiveRow } from "./shared/views.ts";
 
 export const modelText = (m: ServedModel) => m.alias ? `${m.tag}=${m.alias}` : m.tag;
 

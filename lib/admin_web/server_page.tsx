@@ -4,7 +4,7 @@
  */
 import type { ServerRecord } from "../store/records.ts";
 import { ActionForm } from "./form_fields.tsx";
-import { HealthLegend } from "./health_legend.tsx";
+import { HealthLegend } from "./shared/health_legend.tsx";
 import { modelText, ServerFields, State } from "./server_fields.tsx";
 import type { SectionContext } from "./section_pages.tsx";
 

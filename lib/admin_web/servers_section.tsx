@@ -7,11 +7,11 @@ import type { ClusterRecord, ServerRecord } from "../store/records.ts";
 import { Catalog } from "../store/catalog.ts";
 import { RecordError } from "../store/record_error.ts";
 import { ActionForm, Field, ListField } from "./form_fields.tsx";
-import { HealthLegend } from "./health_legend.tsx";
+import { HealthLegend } from "./shared/health_legend.tsx";
 import { modelText, ServerFields, State } from "./server_fields.tsx";
 import { serverPage, serverPath } from "./server_page.tsx";
 import type { SectionContext } from "./section_pages.tsx";
-import type { ServerRow as LiveRow } from "./views.ts";
+import type { ServerRow as LiveRow } from "./shared/views.ts";
 
 function ServerRow(props: { s: ServerRecord; live?: LiveRow; at: number; csrf: string }) {
   const { s, csrf } = props;

@@ -9,7 +9,8 @@ import { type AdminAccess, AdminGate } from "./admin_gate.ts";
 import { closedPage, htmlResponse, loginPage } from "./pages.tsx";
 import { UsageSummary } from "./usage_summary.ts";
 import { UsageSeries } from "./usage_series.ts";
-import { type HealthView, healthView } from "./views.ts";
+import type { HealthView } from "./shared/views.ts";
+import { healthView } from "./health_view.ts";
 
 export interface AdminServices {
   gate: AdminGate;

@@ -15,7 +15,7 @@ import { decodeTime, encodeTime } from "ulid";
 import { getKey } from "../store/keys.ts";
 import { PERIOD_NAMES, periodKeys, type PeriodName, periodStarts, type UsageRecord } from "../usage/mod.ts";
 import { type LedgerRow, rowRecords, USAGE_PREFIX } from "../usage/kv_layout.ts";
-import type { RecentProblem, Tally, UsageRow, UsageView } from "./views.ts";
+import type { RecentProblem, Tally, UsageRow, UsageView } from "./shared/views.ts";
 
 /** How far back each refresh scans again for rows committed late. */
 const OVERLAP_MS = 5_000;

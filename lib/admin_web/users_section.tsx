@@ -6,7 +6,7 @@ import { Catalog } from "../store/catalog.ts";
 import { RecordError } from "../store/record_error.ts";
 import type { UserRecord } from "../store/records.ts";
 import { ActionForm, Field } from "./form_fields.tsx";
-import { count } from "./format.ts";
+import { count } from "./shared/format.ts";
 import { type QuotaBar, quotaUses } from "./quota_use.ts";
 import { QuotaBars } from "./quota_bars.tsx";
 import type { SectionContext } from "./section_pages.tsx";

@@ -2,10 +2,10 @@
  * Every server's health, breaker and load, kept current by the admin feed. Rendered on the server with the
  * state at page load, so it reads without JavaScript; hydrated, it follows the feed.
  */
-import type { HealthView, ServerRow } from "../lib/admin_web/views.ts";
-import { ago, count, ms } from "../lib/admin_web/format.ts";
-import { feedState, liveValue } from "../lib/admin_web/live.ts";
-import { HealthLegend } from "../lib/admin_web/health_legend.tsx";
+import type { HealthView, ServerRow } from "../shared/views.ts";
+import { ago, count, ms } from "../shared/format.ts";
+import { useLiveFeed } from "../shared/live.ts";
+import { HealthLegend } from "../shared/health_legend.tsx";
 
 function healthLabel(s: ServerRow): string {
   return s.enabled ? s.health : "disabled";
@@ -94,7 +94,9 @@ function WaitQueues({ queues }: { queues: NonNullable<HealthView["queues"]> }) {
 }
 
 export default function ServerHealth(props: { initial: HealthView }) {
-  const view = liveValue("health", props.initial).value;
+  const live = useLiveFeed();
+  const view = live.value("health", props.initial).value;
+  const feed = live.state.value;
   const up = view.servers.filter((s) => s.enabled && s.health === "up").length;
   const unchecked = view.servers.filter((s) => s.enabled && s.health === "unknown").length;
   return (
@@ -104,7 +106,7 @@ export default function ServerHealth(props: { initial: HealthView }) {
         <span class="summary" data-servers-summary>
           {up} of {view.servers.length} up{unchecked ? `, ${unchecked} not checked yet` : ""}
         </span>
-        <span class={`feed ${feedState.value}`} data-feed={feedState.value}>{feedState.value}</span>
+        <span class={`feed ${feed}`} data-feed={feed}>{feed}</span>
       </header>
       {view.servers.length === 0
         ? (

@@ -3,9 +3,9 @@
  * Rendered on the server with the state at page load; hydrated, it follows the feed's `health` event (the
  * same one the overview's cards follow) and picks its own server from it.
  */
-import type { HealthView, ServerRow } from "../lib/admin_web/views.ts";
-import { ago, count, ms } from "../lib/admin_web/format.ts";
-import { liveValue } from "../lib/admin_web/live.ts";
+import type { HealthView, ServerRow } from "../shared/views.ts";
+import { ago, count, ms } from "../shared/format.ts";
+import { useLiveFeed } from "../shared/live.ts";
 
 export type StatePart = "health" | "capacity";
 
@@ -52,7 +52,7 @@ function Capacity({ s }: { s: ServerRow }) {
 const NO_VIEW = undefined as HealthView | undefined;
 
 export default function ServerState(props: { part: StatePart; initial: ServerRow; at: number }) {
-  const view = liveValue("health", NO_VIEW).value;
+  const view = useLiveFeed().value("health", NO_VIEW).value;
   const s = view?.servers.find((row) => row.name === props.initial.name) ?? props.initial;
   return props.part === "health" ? <Health s={s} now={view?.at ?? props.at} /> : <Capacity s={s} />;
 }

@@ -5,9 +5,9 @@
  * tabs need JavaScript, the rendered page shows today.
  */
 import { useSignal } from "@preact/signals";
-import type { RecentProblem, Tally, UsageRow, UsageView } from "../lib/admin_web/views.ts";
-import { count, utc } from "../lib/admin_web/format.ts";
-import { liveValue } from "../lib/admin_web/live.ts";
+import type { RecentProblem, Tally, UsageRow, UsageView } from "../shared/views.ts";
+import { count, utc } from "../shared/format.ts";
+import { useLiveFeed } from "../shared/live.ts";
 
 type Period = "day" | "week" | "month";
 type Tallies = Record<Period, Tally>;
@@ -140,7 +140,7 @@ function Requests({ rows, caption, name }: { rows: RecentProblem[]; caption: str
 }
 
 export default function Usage(props: { initial: UsageView }) {
-  const view = liveValue("usage", props.initial).value;
+  const view = useLiveFeed().value("usage", props.initial).value;
   const period = useSignal<Period>("day");
   const totals = view.totals[period.value];
   const noKey: ExtraRow = {
