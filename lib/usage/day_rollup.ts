@@ -29,48 +29,36 @@ type Fields = Record<string, unknown>;
 
 /**
  * The group's id: its fields joined on a character none of them holds (ids, names, codes, numbers); an absent
- * field joins as "", which no present one is.
+ * field joins as "", which no present one is. Spelled out rather than mapped and joined: a pass computes it
+ * for every record it rolls up.
  */
-const groupOf = (rec: UsageRecord) => GROUP_FIELDS.map((f) => rec[f]).join("\u0000");
+export const groupOf = (rec: UsageRecord): string =>
+  `${rec.keyId ?? ""}\u0000${rec.user ?? ""}\u0000${rec.model ?? ""}\u0000${rec.server ?? ""}\u0000${
+    rec.format ?? ""
+  }\u0000${rec.stream ?? ""}\u0000${rec.status ?? ""}\u0000${rec.httpStatus ?? ""}\u0000${
+    rec.errorCode ?? ""
+  }\u0000${rec.tokenSource ?? ""}`;
 
 const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
 
-/** The records of one day being rolled up, by group. */
-export class DayRollup {
-  readonly #groups = new Map<string, UsageRecord>();
+/** A new rolled-up record of the day `dayMs` for the group of `rec`, holding `rec`. */
+export function startGroup(dayMs: number, rec: UsageRecord): UsageRecord {
+  const fresh: Fields = { time: new Date(dayMs).toISOString() };
+  for (const field of GROUP_FIELDS) if (rec[field] !== undefined) fresh[field] = rec[field];
+  fresh.promptTokens = rec.promptTokens;
+  fresh.completionTokens = rec.completionTokens;
+  fresh.latencyMs = rec.latencyMs;
+  const n = rec.count ?? 1;
+  if (n > 1) fresh.count = n;
+  return fresh as unknown as UsageRecord;
+}
 
-  constructor(readonly dayMs: number) {}
-
-  get size(): number {
-    return this.#groups.size;
-  }
-
-  /** Adds a record (itself possibly rolled up or folded: its `count` says how many requests it is). */
-  add(rec: UsageRecord): void {
-    const id = groupOf(rec);
-    const n = rec.count ?? 1;
-    const into = this.#groups.get(id);
-    if (!into) {
-      const fresh: Fields = { time: new Date(this.dayMs).toISOString() };
-      for (const field of GROUP_FIELDS) if (rec[field] !== undefined) fresh[field] = rec[field];
-      Object.assign(fresh, {
-        promptTokens: rec.promptTokens,
-        completionTokens: rec.completionTokens,
-        latencyMs: rec.latencyMs,
-      });
-      if (n > 1) fresh.count = n;
-      this.#groups.set(id, fresh as unknown as UsageRecord);
-      return;
-    }
-    const had = into.count ?? 1;
-    into.promptTokens += rec.promptTokens;
-    into.completionTokens += rec.completionTokens;
-    into.latencyMs = round3((into.latencyMs * had + rec.latencyMs * n) / (had + n));
-    into.count = had + n;
-  }
-
-  /** The day's rolled-up records, in a stable order (by group). */
-  records(): UsageRecord[] {
-    return [...this.#groups.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([, rec]) => rec);
-  }
+/** Adds `rec` (itself possibly rolled up or folded: its `count` says how many requests it is) to its group. */
+export function addToGroup(into: UsageRecord, rec: UsageRecord): void {
+  const had = into.count ?? 1;
+  const n = rec.count ?? 1;
+  into.promptTokens += rec.promptTokens;
+  into.completionTokens += rec.completionTokens;
+  into.latencyMs = round3((into.latencyMs * had + rec.latencyMs * n) / (had + n));
+  into.count = had + n;
 }

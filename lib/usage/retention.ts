@@ -3,36 +3,29 @@
  * and deleted, a few rows per step, off the request path, so the ledger stops growing without bound while
  * every report of requests and tokens keeps its totals.
  *
- * A day's rolled-up records live in the ledger's own layout, in rows whose ids are the day's first instant
- * tagged `ROLLUP` and numbered (`rollupId`), with their per-key index rows; every reader of the ledger reads
- * them as it reads any row. A step reads some old rows, merges their records into the last rolled-up row of
- * their day (and new ones after it as they fill), and in one commit writes those and deletes the old rows and
- * their index rows. The commit checks every row it read: a step that raced another gateway's (on a shared
- * store) fails and is tried again, so no record is ever rolled up twice or lost. Token counters are not
- * touched: the tokens were counted when the requests were recorded.
+ * A day's rolled-up records live in the ledger's own layout (`day_rows.ts`), so every reader of the ledger
+ * reads them as it reads any row. A step reads a few old rows, merges their records into their days' groups,
+ * and in one commit rewrites the rolled-up rows that grew and deletes the old rows and their index rows. The
+ * commit checks every row it read or rewrote: a step that raced another gateway's (on a shared store) fails
+ * and is tried again, so no record is ever rolled up twice or lost. Token counters are not touched: the
+ * tokens were counted when the requests were recorded.
  */
 import { encodeTime } from "ulid";
-import { Batch } from "./batch.ts";
-import { DAY_MS, dayOf, DayRollup } from "./day_rollup.ts";
+import { DAY_MS, dayOf } from "./day_rollup.ts";
+import { DayRows, isRollupId } from "./day_rows.ts";
 import { type LedgerRow, rowRecords, USAGE_PREFIX, usageByKeyKey, usageKey } from "./kv_layout.ts";
-import { RecordEncoder } from "./row_codec.ts";
 import type { UsageRecord } from "./types.ts";
 
-const ROLLUP_TAG = "ROLLUP";
-const SEQ_DIGITS = 10;
-
-/** The id of a day's `seq`-th rolled-up row: after the day's first instant, before any later instant's rows. */
-export const rollupId = (dayMs: number, seq: number) =>
-  encodeTime(dayMs) + ROLLUP_TAG + String(seq).padStart(SEQ_DIGITS, "0");
-
-export const isRollupId = (id: string) => id.slice(10, 10 + ROLLUP_TAG.length) === ROLLUP_TAG;
+export { isRollupId, rollupId } from "./day_rows.ts";
 
 export interface RetentionOptions {
   /** Rows whose records are all older than this many days are rolled up. */
   days: number;
   /**
-   * Old rows read per step, at most (default 1, up to 250 records): a step's decoding and grouping runs on the
-   * event loop that serves requests, so it is kept to a millisecond or two.
+   * Old rows read per step, at most (default 8, up to 2,000 records; fewer when their keys are many). Much
+   * of a step's cost is its own (its commit, rewriting its days' rolled-up rows), so a few rows a step cost
+   * little more than one; its work on the event loop is cut into pieces of about a row each, between which
+   * requests are served.
    */
   rowsPerStep?: number;
   /**
@@ -54,18 +47,15 @@ export interface RetentionReport {
   retries: number;
 }
 
+/** Old rows listed at a time. */
+const LIST_BATCH = 3;
+
 /** Mutations a step's old rows may take (a row and its index rows each): the commit allows 1,000 in all. */
 const SOURCE_MUTATIONS = 400;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A day's last rolled-up row as this pass last wrote it, so the next step need not read and decode it. */
-interface DayTail {
-  seq: number;
-  records: UsageRecord[];
-  /** Its versionstamp in the store; null while the row does not exist. */
-  versionstamp: string | null;
-}
+/** Lets the requests that arrived meanwhile run before the step goes on. */
+const yieldToRequests = () => sleep(0);
 
 /** An old ledger row, decoded once. */
 interface OldRow {
@@ -79,18 +69,18 @@ export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Pro
   const cutoff = dayOf(now() - options.days * DAY_MS);
   const end = usageKey(encodeTime(cutoff));
   const report: RetentionReport = { rows: 0, records: 0, steps: 0, retries: 0 };
-  let rowsPerStep = Math.max(1, options.rowsPerStep ?? 1);
+  let rowsPerStep = Math.max(1, options.rowsPerStep ?? 8);
   let start: Deno.KvKey = [USAGE_PREFIX, ""];
-  const tails = new Map<number, DayTail>();
+  const days = new Map<number, DayRows>();
   while (!options.signal?.aborted) {
+    const stepStarted = performance.now();
     const { rows, last } = await oldRows(kv, start, end, rowsPerStep);
     if (!rows.length) break;
     let landed: boolean;
-    const stepStarted = performance.now();
     try {
-      landed = await rollUpStep(kv, rows, tails);
+      landed = await rollUpStep(kv, rows, days);
     } catch (error) {
-      tails.clear();
+      days.clear();
       // A commit past one of the store's limits: fewer rows per step.
       if (rowsPerStep === 1) throw error;
       rowsPerStep = Math.ceil(rowsPerStep / 2);
@@ -103,8 +93,8 @@ export async function rollUpOldRows(kv: Deno.Kv, options: RetentionOptions): Pro
       // The rows read are gone; rolled-up rows before `last` are passed over from here on.
       start = last;
     } else {
-      // Another writer moved something: what this pass knows of the days' last rows may be old.
-      tails.clear();
+      // Another writer moved something: what this pass knows of the days' rows may be old.
+      days.clear();
       report.retries++;
     }
     await sleep(Math.max(options.pauseMs ?? 20, 4 * (performance.now() - stepStarted)));
@@ -117,7 +107,9 @@ async function oldRows(kv: Deno.Kv, start: Deno.KvKey, end: Deno.KvKey, limit: n
   const rows: OldRow[] = [];
   let last = start;
   let mutations = 0;
-  for await (const entry of kv.list<LedgerRow>({ start, end }, { batchSize: 20 })) {
+  // Each listed row is deserialized on the event loop, a batch at once, whether used or not: small batches
+  // keep each such stretch short and read little past what the step takes.
+  for await (const entry of kv.list<LedgerRow>({ start, end }, { batchSize: LIST_BATCH })) {
     if (isRollupId(String(entry.key[1]))) {
       last = entry.key;
       continue;
@@ -126,6 +118,7 @@ async function oldRows(kv: Deno.Kv, start: Deno.KvKey, end: Deno.KvKey, limit: n
     const cost = 1 + keysOf(records).size;
     if (rows.length >= limit || (rows.length > 0 && mutations + cost > SOURCE_MUTATIONS)) break;
     rows.push({ entry, records });
+    await yieldToRequests();
     mutations += cost;
     last = entry.key;
   }
@@ -134,98 +127,33 @@ async function oldRows(kv: Deno.Kv, start: Deno.KvKey, end: Deno.KvKey, limit: n
 
 const keysOf = (records: readonly UsageRecord[]) => new Set(records.flatMap((r) => r.keyId ?? []));
 
-/** One step: the rows' records merged into their days' last rolled-up rows, the rows deleted; one commit. */
-async function rollUpStep(kv: Deno.Kv, rows: OldRow[], tails: Map<number, DayTail>): Promise<boolean> {
+/** One step: the rows' records merged into their days' rolled-up rows, the rows deleted; one commit. */
+async function rollUpStep(kv: Deno.Kv, rows: OldRow[], days: Map<number, DayRows>): Promise<boolean> {
   const op = kv.atomic();
-  const days = new Map<number, UsageRecord[]>();
+  const touched = new Set<DayRows>();
   for (const { entry, records } of rows) {
+    if (touched.size) await yieldToRequests();
     op.check(entry);
     const id = String(entry.key[1]);
     for (const keyId of keysOf(records)) op.delete(usageByKeyKey(keyId, id));
     op.delete(entry.key);
     for (const rec of records) {
-      const day = dayOf(Date.parse(rec.time));
-      const list = days.get(day);
-      if (list) list.push(rec);
-      else days.set(day, [rec]);
+      const dayMs = dayOf(Date.parse(rec.time));
+      let day = days.get(dayMs);
+      // Merged in place: a step whose commit does not land forgets every day (`rollUpOldRows`).
+      if (!day) days.set(dayMs, day = await DayRows.load(kv, dayMs));
+      day.add(rec);
+      touched.add(day);
     }
   }
-  const written: [number, DayTail][] = [];
-  for (const [day, records] of days) {
-    written.push([day, await mergeIntoDay(kv, op, day, records, tails.get(day))]);
+  for (const day of touched) {
+    await yieldToRequests();
+    day.write(op);
   }
   const result = await op.commit();
   if (!result.ok) return false;
-  for (const [day, tail] of written) tails.set(day, { ...tail, versionstamp: result.versionstamp });
+  for (const day of touched) day.landed(result.versionstamp);
+  // The pass goes through the ledger in time order: a day behind this step's is done.
+  for (const [dayMs, day] of days) if (!touched.has(day)) days.delete(dayMs);
   return true;
-}
-
-/** The day's last rolled-up row as the store has it: its number, records and versionstamp. */
-async function readTail(kv: Deno.Kv, day: number): Promise<DayTail> {
-  // ':' sorts after every digit: the range holds exactly the day's rolled-up rows.
-  const range = { start: usageKey(rollupId(day, 0)), end: usageKey(encodeTime(day) + ROLLUP_TAG + ":") };
-  for await (const last of kv.list<LedgerRow>(range, { reverse: true, limit: 1 })) {
-    const id = String(last.key[1]);
-    return {
-      seq: Number(id.slice(-SEQ_DIGITS)),
-      records: [...rowRecords(last.value)],
-      versionstamp: last.versionstamp,
-    };
-  }
-  return { seq: 0, records: [], versionstamp: null };
-}
-
-/**
- * Adds to `op` the day's last rolled-up row rewritten with `records` merged in, and rows after it as it fills;
- * returns the day's new last row (its versionstamp is the commit's, once it lands).
- */
-async function mergeIntoDay(
-  kv: Deno.Kv,
-  op: Deno.AtomicOperation,
-  day: number,
-  records: UsageRecord[],
-  known: DayTail | undefined,
-): Promise<DayTail> {
-  const tail = known ?? await readTail(kv, day);
-  // The row this step rewrites must be as this pass last saw it, or absent if it saw none.
-  op.check({ key: usageKey(rollupId(day, tail.seq)), versionstamp: tail.versionstamp });
-  const before = keysOf(tail.records);
-  const rollup = new DayRollup(day);
-  for (const rec of tail.records) rollup.add(rec);
-  for (const rec of records) rollup.add(rec);
-  const encoder = new RecordEncoder();
-  let seq = tail.seq;
-  let batch = new Batch(undefined, false);
-  let inBatch: UsageRecord[] = [];
-  let lastRecords: UsageRecord[] = [];
-  let first = true;
-  const write = () => {
-    const id = rollupId(day, seq);
-    batch.seal(id);
-    // A row after the rewritten one is new: another step may have made it meanwhile.
-    if (!first) op.check({ key: usageKey(id), versionstamp: null });
-    op.set(usageKey(id), batch.row);
-    for (const [keyId, places] of batch.index) {
-      op.set(usageByKeyKey(keyId, id), places);
-      before.delete(keyId);
-    }
-    // Keys of the rewritten row that moved to a later row lose their index row here.
-    for (const keyId of before) op.delete(usageByKeyKey(keyId, id));
-    before.clear();
-    lastRecords = inBatch;
-    first = false;
-  };
-  for (const rec of rollup.records()) {
-    const encoded = encoder.encode(rec);
-    if (!batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, day)) {
-      write();
-      seq++;
-      batch = new Batch(undefined, false);
-      inBatch = [];
-      batch.tryAdd(rec, encoded, encoder.names, encoder.bytes, day);
-    }
-    inBatch.push(rec);
-  }
-  if (batch.records.length) write();
-  return { seq, records: lastRecords, versionstamp: null };
 }

@@ -3,6 +3,7 @@ import { listUsage, type UsageRecord } from "./mod.ts";
 import { storeTest } from "../../tests/support/usage_ledger.ts";
 import { isRollupId, rollUpOldRows } from "./retention.ts";
 import { USAGE_PREFIX } from "./kv_layout.ts";
+import { groupOf } from "./day_rollup.ts";
 import { seedUsage } from "../../scripts/seed_usage.ts";
 import { usageTotals } from "../../tests/support/usage_totals.ts";
 
@@ -63,5 +64,24 @@ storeTest("two passes at once (two gateways on one store) never roll a row up tw
   const left = (await rowIds(kv)).filter((id) => !isRollupId(id)).length;
   // However the two interleaved, each old row was rolled up by exactly one of them.
   assert.equal(reports[0].rows + reports[1].rows, oldRows - left, JSON.stringify(reports));
+  assert.deepEqual(usageTotals(await listUsage(kv, { limit: ALL })), before);
+});
+
+storeTest("a day rolled up over many steps holds each of its groups once, across rows", async (kv) => {
+  // 60 keys give a day several hundred groups, more than one rolled-up row holds.
+  await seedUsage(kv, { records: 30_000, days: 2, keys: 60, now: NOW });
+  const before = usageTotals(await listUsage(kv, { limit: ALL }));
+  const report = await rollUpOldRows(kv, { days: 0, now: () => NOW, pauseMs: 0, rowsPerStep: 1 });
+  assert.ok(report.steps > 20, JSON.stringify(report));
+  const rolled = (await listUsage(kv, { limit: ALL })).filter((r) => r.time.endsWith("T00:00:00.000Z"));
+  const groups = new Map<string, number>();
+  for (const rec of rolled) {
+    const id = `${rec.time} ${groupOf(rec)}`;
+    groups.set(id, (groups.get(id) ?? 0) + 1);
+  }
+  const twice = [...groups].filter(([, n]) => n > 1);
+  assert.ok(rolled.length > 250, `${rolled.length} rolled-up records`);
+  assert.deepEqual(twice, [], "no group of a day is written twice");
+  assert.ok((await rowIds(kv)).filter(isRollupId).length > 2, "the day takes several rows");
   assert.deepEqual(usageTotals(await listUsage(kv, { limit: ALL })), before);
 });
