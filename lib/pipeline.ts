@@ -131,7 +131,7 @@ export async function runChat(
     };
     return await (shaped.stream ? streamed(turn) : whole(turn));
   } catch (error) {
-    // Authentication comes first: a failure before the key is known is its failure, and there is none.
+    // Authentication is the first stage: a request failing with no key noted found none (CORS reads that).
     client.key ??= null;
     // Whatever a read or a call threw when its client left (an AbortError, a cut body) means just that.
     const failure = client.signal.aborted && !(error instanceof GatewayError)
