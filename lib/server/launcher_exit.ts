@@ -131,7 +131,11 @@ export async function watchLaunchers(
 ): Promise<LauncherWatch> {
   const { list = listProcesses, pid = Deno.pid, ppid = () => Deno.ppid } = options;
   const parent = ppid();
-  const table = await list();
+  const listed = await list();
+  // A parent that ended while `ps` listed (a launcher stopped just as the gateway started) is missing from
+  // the table, which shows this process re-parented: what it was is then judged as without `ps`, and the
+  // parent's check below notices at once that it is gone.
+  const table = ppid() === parent ? listed : undefined;
   const above = table ? launchersOf(pid, table) : [];
   const parentWatched = table ? above[0]?.pid === parent : options.ranByTask ?? ranByTask();
   const launchers = above.filter((l) => l.pid !== parent);

@@ -100,3 +100,31 @@ Deno.test("launchers: the parent ending is noticed without ps", async () => {
     release();
   }
 });
+
+Deno.test("launchers: a parent that ends while ps lists is still noticed", async () => {
+  const release = holdOpen();
+  let parent = 400;
+  const { promise, resolve } = Promise.withResolvers<string>();
+  const watch = await watchLaunchers(resolve, {
+    // The listing is taken once the parent is gone: this process shows under init, its parent nowhere.
+    list: () => {
+      parent = 1;
+      const table = parsePs(PS);
+      table.delete(400);
+      table.set(500, { ...table.get(500)!, ppid: 1 });
+      return Promise.resolve(table);
+    },
+    pid: 500,
+    ppid: () => parent,
+    ranByTask: true,
+    intervalMs: 5,
+  });
+  try {
+    assert.deepEqual(watch.launchers, []);
+    assert.equal(watch.parent, true);
+    assert.equal(await promise, "the parent process 400 ended");
+  } finally {
+    watch.stop();
+    release();
+  }
+});
