@@ -1,7 +1,8 @@
 /**
  * Retention on a large ledger, while serving: a store seeded with `RETENTION_RECORDS` usage records (default
  * 2,000,000) over 120 days; the gateway serves 16 connections of whole answers in windows of 5 s, first with
- * retention off (the reference), then while its first retention pass rolls up every row older than 90 days.
+ * retention off, then while its first retention pass rolls up every row older than 90 days, then after it; the
+ * windows without a pass, before and after, are the reference.
  * Prints the p99 of both, the pass's length, the store's rows and size before and after, and whether every
  * total of requests and tokens per day, key, user, model, server, format and outcome is the same after.
  * Target: p99 during the roll-up ≤ 2 × the reference's.
@@ -121,6 +122,9 @@ try {
   }
   // The last window ran partly after the pass ended: it is not counted as during the roll-up.
   if (during.length > 1) during.pop();
+  // The same process once its pass is done is a reference too: measured minutes later than the first, it
+  // keeps a busy moment of the machine before the pass from setting the bar alone.
+  for (let i = 0; passLine && i < REFERENCE_WINDOWS; i++) quiet.push(p99Ms(await window(rolling)));
   await rolling.stop();
 
   const after = await ledgerFigures(store);
@@ -132,7 +136,9 @@ try {
       RECORDS.toLocaleString("en")
     } records over ${DAYS} days, rows older than ${KEPT_DAYS} days`,
     `p99, whole answers at 16 connections, windows of ${WINDOW_S} s:`,
-    `  retention off: ${quiet.map((x) => x.toFixed(1)).join(", ")} ms (median ${reference99.toFixed(1)})`,
+    `  no pass running (a gateway with retention off; then the other after its pass): ${
+      quiet.map((x) => x.toFixed(1)).join(", ")
+    } ms (median ${reference99.toFixed(1)})`,
     `  during the roll-up: ${during.map((x) => x.toFixed(1)).join(", ")} ms (worst ${worst.toFixed(1)})`,
     `  worst ÷ reference: ${(worst / reference99).toFixed(2)} × (target ≤ 2: ${
       worst <= 2 * reference99 ? "met" : "missed"
