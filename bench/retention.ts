@@ -47,9 +47,11 @@ async function ledgerFigures(path: string) {
     const records = await listUsage(kv, { limit: Number.MAX_SAFE_INTEGER });
     const totals = usageTotals(records);
     const requests = records.reduce((n, r) => n + (r.count ?? 1), 0);
+    // Records stored for the seeded requests: one per request, or one per day and group once rolled up.
+    const seededStored = records.filter((r) => r.keyId?.startsWith("key_seed")).length;
     let rows = 0;
     for await (const _ of kv.list({ prefix: ["usage"] })) rows++;
-    return { totals, requests, rows };
+    return { totals, requests, rows, seededStored };
   } finally {
     kv.close();
   }
@@ -147,6 +149,9 @@ try {
     `ledger rows: ${before.rows.toLocaleString("en")} → ${after.rows.toLocaleString("en")}`,
     `store file: ${(bytesBefore / 2 ** 20).toFixed(1)} MB → ${(bytesAfter / 2 ** 20).toFixed(1)} MB ` +
     "(SQLite reuses the freed pages; the file shrinks only on a VACUUM)",
+    `records stored for the seeded requests: ${before.seededStored.toLocaleString("en")} → ${
+      after.seededStored.toLocaleString("en")
+    }`,
     `requests in the ledger: ${before.requests.toLocaleString("en")} → ${
       after.requests.toLocaleString("en")
     } ` +
