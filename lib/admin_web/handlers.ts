@@ -10,6 +10,7 @@ import { jsonResponse } from "../http/respond.ts";
 import { readForm, sameOrigin } from "./form_post.ts";
 import { adminServices, pageRefusal, refusal } from "./services.ts";
 import { liveFeed } from "./live_feed.ts";
+import { scrapeResponse } from "../metrics/scrape_response.ts";
 import { adminPage, closedPage, htmlResponse, loginPage } from "./pages.tsx";
 import { usageCharts } from "./chart_panel.tsx";
 
@@ -89,14 +90,7 @@ export async function status(request: Request, client: Client, deps: Deps): Prom
   });
 }
 
-/** The metrics text, for whoever may see it (the caller decides: the admin port checks the gate). */
-export async function metricsText(deps: Deps): Promise<Response> {
-  if (!deps.metrics) return jsonResponse({ error: { message: "Metrics are off", code: "not_found" } }, 404);
-  const { body, contentType } = await deps.metrics.scrape();
-  return new Response(body, { headers: { "Content-Type": contentType, "Cache-Control": "no-store" } });
-}
-
 export async function metrics(request: Request, client: Client, deps: Deps): Promise<Response> {
   const access = await adminServices(deps).gate.check(request, client);
-  return access === "ok" ? metricsText(deps) : refusal(access);
+  return access === "ok" ? scrapeResponse(deps.metrics) : refusal(access);
 }

@@ -6,7 +6,7 @@
  * through DNS rebinding.
  */
 import type { Deps } from "../deps.ts";
-import { metricsText } from "../admin_web/handlers.ts";
+import { scrapeResponse } from "../metrics/scrape_response.ts";
 import { jsonResponse } from "../http/respond.ts";
 import { listen, type Listening } from "./listener.ts";
 import { log } from "../log/mod.ts";
@@ -42,7 +42,7 @@ export function serveMetrics(deps: Deps): Listening | undefined {
         Allow: "GET, HEAD",
       });
     }
-    return metricsText(deps);
+    return scrapeResponse(deps.metrics);
   });
   const address = `http://${listening.addr.hostname}:${listening.addr.port}/metrics`;
   log.info("metrics.start", `metrics on ${address}`, { address });

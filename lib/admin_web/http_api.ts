@@ -14,9 +14,9 @@ import { FACES } from "../faces/mod.ts";
 import { InvalidRequest } from "../errors.ts";
 import { errorResponse, jsonResponse } from "../http/respond.ts";
 import { readJsonBody } from "../http/read_body.ts";
-import { adminServices, refusal } from "../admin_web/services.ts";
-import { runCommandLine } from "./command_line.ts";
-import { CommandRequest, FAILURE_CODES, type FailureCode } from "./http_wire.ts";
+import { adminServices, refusal } from "./services.ts";
+import { runCommandLine } from "../admin/command_line.ts";
+import { CommandRequest, FAILURE_CODES, type FailureCode } from "../admin/http_wire.ts";
 import document from "../../docs/admin-api.openapi.json" with { type: "json" };
 
 /** A command line is a few hundred bytes; a long system prompt is the most it carries. */
