@@ -135,11 +135,14 @@ export const SETTINGS = {
    * 3 s under the Deploy profile, whose platform kills a process 5 s after its SIGINT.
    */
   shutdownGraceMs: from("GATEWAY_SHUTDOWN_GRACE_MS", z.coerce.number().int().positive().optional()),
-  /** Time a new connection has to send its first complete request head; a slow trickle is cut off. */
+  /**
+   * Time a client has to send each complete request head, from connecting or from its previous answer; a slow
+   * trickle is cut off, and so is a client's kept-alive connection left idle that long.
+   */
   headTimeoutMs: from("GATEWAY_HEAD_TIMEOUT_MS", positiveInt(10_000)),
   /**
-   * How long a connection may stay open with no request in progress. Longer than the 60 s idle timeout of
-   * common load balancers, so that they, not the gateway, close a shared connection first.
+   * How long a trusted proxy's connection may stay open with no request in progress. Longer than the 60 s idle
+   * timeout of common load balancers, so that they, not the gateway, close a shared connection first.
    */
   keepAliveTimeoutMs: from("GATEWAY_KEEPALIVE_TIMEOUT_MS", positiveInt(65_000)),
   /** Worker isolates of `deno task start:parallel`; unset: one per core. */
