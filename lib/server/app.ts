@@ -42,8 +42,9 @@ const clientOf = (request: Request, client: Client | undefined) => client ?? new
 
 export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{ Bindings: Client }> {
   const app = new Hono<{ Bindings: Client }>();
-  // Paths without parameters are answered straight from this table, before the router: chat requests are
-  // most of the traffic, and a router context per request costs more than the lookup.
+  // Paths without parameters are answered straight from this table, built from the same registrations as the
+  // router, which answers everything else: a router's dispatch and context cost a chat request 1.7 KB of
+  // allocation and 0.24 µs (lib/runtime/README.md).
   const exact = new Map<string, RouteHandler>();
   for (const { path, module } of manifest) {
     const handlers = module.handlers(deps);
