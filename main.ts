@@ -52,6 +52,10 @@ if (listens) {
 if (import.meta.main && !served?.parallel) await step("metrics", () => gateway.serveMetrics());
 const stop = gateway.stopOnSignals();
 if (import.meta.main) {
+  // Not under the Deploy profile: there the platform ends the process itself. Before the start line: a
+  // process manager may stop its command as soon as it reads that line, and a launcher that ends before it was
+  // listed could not be noticed.
+  const watch = deploy ? undefined : await watchLaunchers(stop);
   const { servers, users } = gateway.deps.view.snapshot;
   log.info("gateway.start", listens ? `listening on ${address}` : address, {
     address,
@@ -64,9 +68,7 @@ if (import.meta.main) {
     users: users.size,
     accessLog: config.accessLog,
   });
-  // Not under the Deploy profile: there the platform ends the process itself.
-  if (!deploy) {
-    const watch = await watchLaunchers(stop);
+  if (watch) {
     log.debug("gateway.launchers", "stops when any of these launchers ends", {
       parent: watch.parent ? Deno.ppid : undefined,
       launchers: watch.launchers.map((l) => l.pid).join(" ") || undefined,
