@@ -45,14 +45,6 @@ export type RequestHandler = (
   delivered: Promise<void>,
 ) => Response | Promise<Response>;
 
-type ServeOnConnection = (
-  conn: Deno.Conn,
-  signal: AbortSignal,
-  handler: (request: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>,
-  onError: (error: unknown) => Response,
-  onListen: () => void,
-) => { finished: Promise<void> };
-
 export interface Listening {
   addr: Deno.NetAddr;
   /** Undefined where the runtime's own listener serves (and keeps no such figures). */
@@ -71,6 +63,7 @@ import { ClientStalled } from "../errors.ts";
 import type { Client } from "../http/client.ts";
 import type { ConnectionStats } from "../http/connection_stats.ts";
 import { Connection } from "./connection.ts";
+import { type ServeOnConnection, serveOnConnection } from "./serve_on_connection.ts";
 
 /**
  * Connections taken at most when the configuration does not say: the runtime cannot read its descriptor
@@ -85,14 +78,6 @@ const OUT_OF_DESCRIPTORS = /os error 2[34]\b|too many open files/i;
 const SWEEP_MS = 1_000;
 /** Waits between attempts while accepting fails. */
 const RETRY_MS = [50, 100, 250, 500, 1_000];
-
-function serveOnConnection(): ServeOnConnection | undefined {
-  const internals = (Deno as unknown as Record<symbol, Record<string, unknown> | undefined>)[
-    (Deno as unknown as { internal: symbol }).internal
-  ];
-  const serve = internals?.serveHttpOnConnection;
-  return typeof serve === "function" ? serve as ServeOnConnection : undefined;
-}
 
 export interface ListenOptions {
   hostname: string;
