@@ -68,3 +68,52 @@ Deno.test("waiting for a slow backend is not the client stalling: a reading clie
   assert.equal(end.error, undefined);
   assert.equal(end.done?.completionTokens, 4);
 });
+
+/** A backend stream whose first reads brought `ready` events (taken without waiting), then `later` ones. */
+function arrived(ready: ChatEvent[], later: ChatEvent[] = []) {
+  const queue = [...ready];
+  let finished = false;
+  async function* rest(): AsyncGenerator<ChatEvent> {
+    for (const event of later) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      yield event;
+    }
+  }
+  const tail = rest();
+  const events = Object.assign(tail, { take: () => queue.shift() });
+  return { events, model: "m", abort: () => {}, finish: () => finished = true, finished: () => finished };
+}
+
+const done: ChatEvent = { type: "done", finishReason: "stop", promptTokens: 1, completionTokens: 2 };
+
+Deno.test("an answer complete before its first byte goes out whole in one write and is recorded at once", async () => {
+  const stream = arrived([{ type: "delta", content: "a " }, { type: "delta", content: "b " }, done]);
+  let end: StreamEnd | undefined;
+  const response = streamResponse(renderer, stream, (e) => end = e, new OpenStreams(), STALL_MS);
+  assert.equal(end?.done?.completionTokens, 2, "recorded before the body is read");
+  assert.equal(end?.deliveredChars, 4);
+  assert.ok(stream.finished(), "the backend's body is read to its end, for the connection's reuse");
+  assert.equal(response.headers.get("Content-Type"), "text/plain");
+  assert.equal(response.headers.get("Cache-Control"), "no-cache");
+  assert.equal(await response.text(), "a b [end]");
+});
+
+Deno.test("events that came before the first byte go out in the first chunk, the rest as they come", async () => {
+  const stream = arrived([{ type: "delta", content: "a " }, { type: "delta", content: "b " }], [
+    { type: "delta", content: "c " },
+    done,
+  ]);
+  const ended = Promise.withResolvers<StreamEnd>();
+  const response = streamResponse(renderer, stream, ended.resolve, new OpenStreams(), STALL_MS);
+  const reader = response.body!.getReader();
+  const text = new TextDecoder();
+  assert.equal(text.decode((await reader.read()).value), "a b ");
+  let rest = "";
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    rest += text.decode(chunk.value);
+  }
+  assert.equal(rest, "c [end]");
+  const end = await ended.promise;
+  assert.equal(end.deliveredChars, 6);
+  assert.equal(end.done?.completionTokens, 2);
+});

@@ -15,7 +15,7 @@
  * runs (below). A request sent
  * while the figure was all in use whose first byte came before anything else there ended cannot have waited
  * for a slot: the server runs one more than the figure, which grows by one. Nor can one that came quicker
- * than usual, though another ended (for whole answers, whose ends often overlap); a short wait behind a
+ * than usual, though another ended (whole or streamed: short answers often end together); a short wait behind a
  * request that was nearly done may pass for that, letting the figure probe a level too high, where the next
  * queued request brings it back and holds that level. A request that waited for its model to load counts too
  * (while it waited nothing else ended, or something did and freed the slot it took); only the usual first
@@ -143,9 +143,10 @@ export class LearnedSlots {
     }
     // A first byte that waited for a load says nothing of the server's usual.
     if (sample.warm) this.#addBase(ms);
-    // After another ended, only a first byte quicker than usual is taken as no wait; a stream needs no such
-    // guess, as streams seen running together prove what the server runs.
-    if (sample.othersEnded && (sample.streaming !== undefined || ms > usual)) return;
+    // After another ended, only a first byte quicker than usual is taken as no wait, streamed or not: a short
+    // stream that ends as it begins is never seen running beside others, and without this its server's figure
+    // would stay where it started under steady load.
+    if (sample.othersEnded && ms > usual) return;
     if (level >= this.#limit && level < this.options.max && now >= (this.#heldUntil.get(level + 1) ?? 0)) {
       this.#limit = level + 1;
     }

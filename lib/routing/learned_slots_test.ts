@@ -100,3 +100,16 @@ Deno.test("learned slots: a late first byte long after the last end there is a l
   learned.observe({ ...queued(3), sinceEndMs: 120 }, 21);
   assert.equal(learned.limit, 2);
 });
+
+Deno.test("learned slots: short streams that end as they begin raise the figure under load, as whole answers do", () => {
+  const learned = new LearnedSlots(options);
+  for (let i = 0; i < 8; i++) learned.observe(clean(1), i);
+  // Each stream's first byte came as quickly as usual while others ended, and no two were seen running at once.
+  for (let level = 4; level < 12; level++) {
+    learned.observe({ level, ms: 90, othersEnded: true, warm: true, streaming: 1 }, 10 + level);
+  }
+  assert.equal(learned.limit, 12);
+  // One slower than usual (though not queued) says nothing either way.
+  learned.observe({ level: 12, ms: 150, othersEnded: true, warm: true, streaming: 1 }, 30);
+  assert.equal(learned.limit, 12);
+});
