@@ -61,6 +61,9 @@ export function streamLimits(ctx: CallContext): StreamLimits {
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
+/** Decodes chunks that end on a whole character; keeps a byte-order mark (only a body's first bytes drop it). */
+const WHOLE_TEXT = new TextDecoder("utf-8", { ignoreBOM: true });
+
 class BackendEvents implements StreamEvents {
   #queue: ChatEvent[] = [];
   #at = 0;
@@ -72,7 +75,10 @@ class BackendEvents implements StreamEvents {
   #broken: GatewayError | undefined;
   /** The response delivered the answer's end: the body's rest is read, so the connection can be reused. */
   delivered = false;
-  readonly #text = new TextDecoder();
+  /** The stream's own decoder, once a chunk ended inside a character (it keeps that character's start). */
+  #text?: TextDecoder;
+  /** Whether any bytes were decoded: a byte-order mark is dropped only at the body's start. */
+  #started = false;
   /** Bytes read since a payload last completed (a payload overruns the bound by at most one read). */
   #unframed = 0;
   readonly #reads: IdleReads<Uint8Array>;
@@ -121,16 +127,16 @@ class BackendEvents implements StreamEvents {
   async fill(): Promise<void> {
     try {
       while (this.#at >= this.#queue.length && !this.#complete && !this.#closed && !this.#broken) {
-        const read = await this.#reads.next();
+        const read = this.reader.take() ?? await this.#reads.next();
         if (this.#closed) return;
         if (read.done) {
-          this.#decode(this.framing.push(this.#text.decode()));
+          this.#decode(this.framing.push(this.#text?.decode() ?? ""));
           this.#decode(this.framing.end());
           if (!this.#complete) this.decoder.end(this.#queue);
           this.#complete = true;
           break;
         }
-        const payloads = this.framing.push(this.#text.decode(read.value, { stream: true }));
+        const payloads = this.framing.push(this.#textOf(read.value));
         this.#unframed = payloads.length ? 0 : this.#unframed + read.value.byteLength;
         if (this.#unframed > this.limits.maxEventBytes) {
           throw new BadGateway(
@@ -153,6 +159,20 @@ class BackendEvents implements StreamEvents {
       this.#close();
       throw failure;
     }
+  }
+
+  /**
+   * A chunk's text. Lines and events end in ASCII, so most chunks end on a whole character and any decoder
+   * will do: a shared one, instead of a decoder (and its native state) per stream.
+   */
+  #textOf(bytes: Uint8Array): string {
+    const started = this.#started;
+    this.#started = true;
+    if (this.#text === undefined && bytes[bytes.length - 1] < 0x80 && bytes[0] !== 0xef) {
+      return WHOLE_TEXT.decode(bytes);
+    }
+    this.#text ??= new TextDecoder("utf-8", { ignoreBOM: started });
+    return this.#text.decode(bytes, { stream: true });
   }
 
   #decode(payloads: string[]): void {
@@ -216,13 +236,18 @@ async function readToEnd(
   open: OpenResponse,
   stop: () => void,
 ) {
-  const timer = setTimeout(stop, END_MS);
+  let left = END_BYTES;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    let left = END_BYTES;
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      left -= value.byteLength;
+      // Usually the body ended with the answer's last event, which is known without waiting or a timer.
+      let read = reader.take();
+      if (read === undefined) {
+        timer ??= setTimeout(stop, END_MS);
+        read = await reader.read();
+      }
+      if (read.done) break;
+      left -= read.value.byteLength;
       if (left < 0) return stop();
     }
   } catch {

@@ -19,6 +19,12 @@ import { Buffer } from "node:buffer";
 /** The next chunk of a body, or its end; `read` rejects when the body breaks off. */
 export interface ChunkReader {
   read(): Promise<IteratorResult<Uint8Array, undefined>>;
+  /**
+   * The next chunk or the end if either has arrived already, else undefined, without waiting: a body often
+   * arrives with its head, or in one piece, and then needs no promise and no idle timer. Throws as `read`
+   * rejects.
+   */
+  take(): IteratorResult<Uint8Array, undefined> | undefined;
   /** Stops reading and closes the connection. */
   cancel(): void;
 }
@@ -167,6 +173,7 @@ class Call implements Dispatcher.DispatchHandler, UpstreamAnswer {
           };
           attempt();
         }),
+      take: () => this.#next(),
       cancel: () => this.fail(new Error("reading stopped")),
     };
   }
