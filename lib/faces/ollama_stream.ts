@@ -14,10 +14,18 @@ const line = (payload: unknown) => JSON.stringify(payload) + "\n";
 export function ollamaStreamRenderer(ctx: StreamContext): StreamRenderer {
   let toolIndex = 0;
   const head = () => ({ model: ctx.alias, created_at: isoTime(ctx.now()) });
+  // A delta of text alone, the most common line by far, is written around its one variable part: its fields
+  // and their order are those the object below would give.
+  const textHead = `{"model":${JSON.stringify(ctx.alias)},"created_at":"`;
   return {
     contentType: "application/x-ndjson",
     event(event: ChatEvent): string {
       if (event.type === "delta") {
+        if (!event.thinking && !event.toolCalls?.length) {
+          return `${textHead}${isoTime(ctx.now())}","message":{"role":"assistant","content":${
+            JSON.stringify(event.content ?? "")
+          }},"done":false}\n`;
+        }
         const message: Record<string, unknown> = { role: "assistant", content: event.content ?? "" };
         if (event.thinking) message.thinking = event.thinking;
         if (event.toolCalls?.length) {

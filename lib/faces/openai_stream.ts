@@ -41,7 +41,8 @@ export function openaiStreamRenderer(
       }
       if (event.type === "delta") {
         if (event.thinking) out += chunk({ reasoning_content: event.thinking });
-        if (event.content) out += chunk({ content: event.content });
+        // Text alone, the most common chunk by far: its delta written directly, as `chunk` would write it.
+        if (event.content) out += `${head}{"content":${JSON.stringify(event.content)}}${tail}`;
         if (event.toolCalls?.length) {
           out += chunk({
             tool_calls: event.toolCalls.map((call) => ({
