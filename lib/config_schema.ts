@@ -176,9 +176,8 @@ export const SETTINGS = {
     }),
   ),
   /**
-   * Where the gateway starts learning the slots of a server without `--slots` or discovered ones: 1, Ollama's
-   * own default for OLLAMA_NUM_PARALLEL; learning then raises or lowers it from what the server does. Unset:
-   * servers without `--slots` or discovered slots are not limited.
+   * Where the gateway starts learning the slots of a server without `--slots` or discovered ones; unset, 1,
+   * Ollama's own default for OLLAMA_NUM_PARALLEL. Learning then raises or lowers it from what the server does.
    */
   defaultSlots: from("GATEWAY_DEFAULT_SLOTS", z.coerce.number().int().positive().optional()),
   /** Longest wait for a free server slot, and most requests waiting per model; beyond, 503 / 429. */
