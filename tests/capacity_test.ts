@@ -139,3 +139,25 @@ Deno.test("capacity: the figure the scheduler uses, and where it came from, in /
   assert.match(metrics, /gateway_server_slots\{server="declared",source="declared"\} 3/);
   assert.match(metrics, /gateway_server_slots\{server="learning",source="learned"\} \d+/);
 });
+
+Deno.test("capacity: short streams from a server that runs them all at once do not wait at the gateway", async () => {
+  await using s = await Scenario.start([{ name: "wide" }], PROBING);
+  await probed(s, "wide");
+  const key = await s.gw.key();
+  const waited: number[] = [];
+  let next = 0;
+  // Each answer comes whole at once, so no two streams are ever seen running together.
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < 600) {
+      const n = next++;
+      const res = await s.gw.post(A, key, { messages: USER_HELLO, stream: true });
+      await res.text();
+      assert.equal(res.status, 200);
+      if (n >= 300 && res.headers.has("X-Gateway-Queue-Ms")) waited.push(n);
+    }
+  }));
+  // The figure follows what was sent: one more than the most ever in flight there, not a few slots.
+  const status = s.gw.deps.servers.status().find((x) => x.name === "wide")!;
+  assert.ok(status.slots >= 4, `learned ${status.slots} slots`);
+  assert.ok(waited.length <= 15, `${waited.length} of the last 300 streams waited for a slot`);
+});
