@@ -113,20 +113,28 @@ export function streamResponse(
     end.firstByteAt ??= performance.now();
     controller.enqueue(encoder.encode(text));
   };
+  /** An event's text, counted; the answer's end is noted, and the backend's body is then read to its end. */
+  const render = (event: ChatEvent): string => {
+    end.deliveredChars += deltaChars(event);
+    if (event.type === "done") {
+      end.done = event;
+      stream.finish();
+    }
+    return renderer.event(event);
+  };
+  const respond = (body: BodyInit) =>
+    responseWith(body, 200, { "Content-Type": renderer.contentType }, STREAM_HEADERS, ...headers);
 
   // What the backend's first reads brought goes out in the first write; an answer already complete goes out
   // whole, as a body of known length, without the stream machinery: a short answer from a fast server costs
   // no more than a whole one.
   let ready = "";
   for (let event = take?.(); event !== undefined; event = take?.()) {
-    end.deliveredChars += deltaChars(event);
-    ready += renderer.event(event);
-    if (event.type === "done") {
-      end.done = event;
+    ready += render(event);
+    if (end.done) {
       end.firstByteAt = performance.now();
-      stream.finish();
       finish();
-      return responseWith(ready, 200, { "Content-Type": renderer.contentType }, STREAM_HEADERS, ...headers);
+      return respond(ready);
     }
   }
 
@@ -168,11 +176,8 @@ export function streamResponse(
             if (next.done) throw new BackendFailure("the model server's stream ended early", false, true);
             event = next.value;
           }
-          end.deliveredChars += deltaChars(event);
-          const text = renderer.event(event);
-          if (event.type === "done") {
-            end.done = event;
-            stream.finish();
+          const text = render(event);
+          if (end.done) {
             send(controller, out + text);
             controller.close();
             return finish();
@@ -196,5 +201,5 @@ export function streamResponse(
       finish();
     },
   });
-  return responseWith(body, 200, { "Content-Type": renderer.contentType }, STREAM_HEADERS, ...headers);
+  return respond(body);
 }

@@ -80,51 +80,58 @@ Deno.test("launchers: a parent that is no launcher (a shell, nohup) is not watch
   assert.equal(untold.parent, false);
 });
 
-Deno.test("launchers: the parent ending is noticed without ps", async () => {
+/**
+ * A watch on parent 400, run by a task, with `list` as its `ps`: `ended(pid)` makes the parent look gone (its
+ * process re-parented to `pid`); `check` runs against the watch and its report, then the watch is stopped.
+ */
+async function parentWatch(
+  list: (ended: () => void) => ReturnType<ListProcesses>,
+  check: (watch: Awaited<ReturnType<typeof watchLaunchers>>, said: Promise<string>) => Promise<void>,
+  pid?: number,
+) {
   const release = holdOpen();
   let parent = 400;
+  const gone = () => parent = 1;
   const { promise, resolve } = Promise.withResolvers<string>();
   const watch = await watchLaunchers(resolve, {
-    list: () => Promise.resolve(undefined),
+    list: () => list(gone),
+    pid,
     ppid: () => parent,
     ranByTask: true,
     intervalMs: 5,
   });
   try {
-    assert.deepEqual(watch.launchers, []);
-    assert.equal(watch.parent, true);
-    parent = 1;
-    assert.equal(await promise, "the parent process 400 ended");
+    await check(watch, promise);
   } finally {
     watch.stop();
     release();
   }
+}
+
+Deno.test("launchers: the parent ending is noticed without ps", async () => {
+  let end = () => {};
+  await parentWatch((gone) => {
+    end = gone;
+    return Promise.resolve(undefined);
+  }, async (watch, said) => {
+    assert.deepEqual(watch.launchers, []);
+    assert.equal(watch.parent, true);
+    end();
+    assert.equal(await said, "the parent process 400 ended");
+  });
 });
 
 Deno.test("launchers: a parent that ends while ps lists is still noticed", async () => {
-  const release = holdOpen();
-  let parent = 400;
-  const { promise, resolve } = Promise.withResolvers<string>();
-  const watch = await watchLaunchers(resolve, {
-    // The listing is taken once the parent is gone: this process shows under init, its parent nowhere.
-    list: () => {
-      parent = 1;
-      const table = parsePs(PS);
-      table.delete(400);
-      table.set(500, { ...table.get(500)!, ppid: 1 });
-      return Promise.resolve(table);
-    },
-    pid: 500,
-    ppid: () => parent,
-    ranByTask: true,
-    intervalMs: 5,
-  });
-  try {
+  // The listing is taken once the parent is gone: this process shows under init, its parent nowhere.
+  await parentWatch((gone) => {
+    gone();
+    const table = parsePs(PS);
+    table.delete(400);
+    table.set(500, { ...table.get(500)!, ppid: 1 });
+    return Promise.resolve(table);
+  }, async (watch, said) => {
     assert.deepEqual(watch.launchers, []);
     assert.equal(watch.parent, true);
-    assert.equal(await promise, "the parent process 400 ended");
-  } finally {
-    watch.stop();
-    release();
-  }
+    assert.equal(await said, "the parent process 400 ended");
+  }, 500);
 });
