@@ -7,6 +7,7 @@ import type { ChatDelta, ChatEvent, ChatRequest } from "../chat/types.ts";
 import { errorMessage, type OpenResponse } from "./http_call.ts";
 import { answerChars, type AnswerCheck, answerTokens } from "./answer_values.ts";
 import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
+import { commonLineContent } from "./ollama_line.ts";
 import {
   type EventStream,
   lineFraming,
@@ -25,6 +26,15 @@ class OllamaDecoder implements PayloadDecoder {
   constructor(private readonly req: ChatRequest, private readonly check: AnswerCheck) {}
 
   payload(line: string, out: ChatEvent[]): boolean {
+    // Once the model is read, a line of the common form gives only its text (`ollama_line.ts`).
+    const text = this.#modelRead ? commonLineContent(line) : undefined;
+    if (text !== undefined) {
+      if (text) {
+        this.#chars += text.length;
+        out.push({ type: "delta", content: text });
+      }
+      return false;
+    }
     if (!line.trim()) return false;
     let raw: unknown;
     try {

@@ -21,7 +21,7 @@ import { StoreUnreachable } from "../store/link.ts";
 import { counterId } from "../usage/kv_layout.ts";
 import { allowanceSize, type Growth } from "./allowance.ts";
 import type { Holdings, OthersHeld } from "./holdings.ts";
-import type { OwnerState, Part } from "./owner_state.ts";
+import { LivePart, type OwnerState } from "./owner_state.ts";
 import { type Cap, type KeyLimits, liftsLast, tooLittleLeft, usedUp } from "./quotas.ts";
 import { backoff, MAX_ATTEMPTS, type Shares } from "./shares.ts";
 
@@ -43,7 +43,7 @@ export interface Waiting extends Ask {
 
 export interface HoldPart {
   state: OwnerState;
-  part: Part;
+  part: LivePart;
   /** The owner caps tokens: the billed tokens stay in its share until the ledger wrote them. */
   tokens: boolean;
   /** The owner limits requests in progress: its place is given back at once. */
@@ -200,7 +200,7 @@ export class Decisions {
     const { owners, labels } = w.limits;
     for (let i = 0; i < owners.length; i++) {
       const max = owners[i].maxConcurrent;
-      if (max !== undefined && others[i].inflight + w.states[i].live.size >= max) {
+      if (max !== undefined && others[i].inflight + w.states[i].running >= max) {
         return new ConcurrencyLimited(owners[i].title, max);
       }
     }
@@ -224,13 +224,13 @@ export class Decisions {
       const tokens = owner.caps.length > 0;
       return {
         state: w.states[i],
-        part: { labels, tokens: tokens ? reserved : 0 },
+        part: new LivePart(labels, tokens ? reserved : 0),
         tokens,
         places: owner.maxConcurrent !== undefined,
       };
     });
     const hold = new Hold(this.options.settle, parts, output);
-    for (const { state, part } of parts) state.hold(hold, part);
+    for (const { state, part } of parts) state.hold(part);
     return hold;
   }
 
@@ -249,7 +249,7 @@ export class Decisions {
 
   /** Takes back a hold whose decision was not committed. */
   #release(hold: Hold): void {
-    for (const { state } of hold.parts) state.release(hold);
+    for (const { state, part } of hold.parts) state.release(part);
   }
 }
 

@@ -26,6 +26,7 @@ storeTest("a record whose commit landed counts once while the news of it is stil
       return ledger.recorded;
     },
     flush: () => ledger.flush().then(() => news.promise),
+    whenWritten: () => ledger.whenWritten().then(() => news.promise),
   };
   const reservations = new Reservations({ kv, ledger: late, defaultOutput: 4096 });
   // A concurrency limit sends every request to the store: nothing is lent from memory.

@@ -14,6 +14,20 @@ export interface Part {
   tokens: number;
 }
 
+/**
+ * One running request's part of an owner's holdings, linked into that owner's list while it runs. A list
+ * takes a request in and out without allocating, where a `Map` rebuilds its table as the number running
+ * rises and falls, and those tables, outliving young collections, were a third of what the gateway promoted
+ * to the old generation per request.
+ */
+export class LivePart implements Part {
+  prev: LivePart | undefined = undefined;
+  next: LivePart | undefined = undefined;
+  linked = false;
+
+  constructor(readonly labels: PeriodKeys, readonly tokens: number) {}
+}
+
 export interface Billed extends Part {
   /** The number the ledger gave its usage record (`LedgerProgress.recorded`). */
   seq: number;
@@ -35,7 +49,8 @@ export interface Mine {
 
 export class OwnerState {
   /** Requests in progress, each with what it reserved here (nothing, where this owner caps no tokens). */
-  readonly #live = new Map<object, Part>();
+  #first: LivePart | undefined;
+  #running = 0;
   billed: Billed[] = [];
   /** Counts the changes to what the share shows. */
   version = 0;
@@ -51,17 +66,30 @@ export class OwnerState {
 
   constructor(readonly key: Deno.KvKey) {}
 
-  get live(): ReadonlyMap<object, Part> {
-    return this.#live;
+  /** How many of this owner's requests are in progress here. */
+  get running(): number {
+    return this.#running;
   }
 
-  hold(request: object, part: Part): void {
-    this.#live.set(request, part);
+  hold(part: LivePart): void {
+    if (part.linked) return;
+    part.linked = true;
+    part.next = this.#first;
+    if (this.#first) this.#first.prev = part;
+    this.#first = part;
+    this.#running++;
     this.version++;
   }
 
-  release(request: object): void {
-    if (this.#live.delete(request)) this.version++;
+  release(part: LivePart): void {
+    if (!part.linked) return;
+    part.linked = false;
+    if (part.prev) part.prev.next = part.next;
+    else this.#first = part.next;
+    if (part.next) part.next.prev = part.prev;
+    part.prev = part.next = undefined;
+    this.#running--;
+    this.version++;
   }
 
   bill(entry: Billed): void {
@@ -83,7 +111,9 @@ export class OwnerState {
   mine(period: PeriodName, labels: PeriodKeys, counted: number): Mine {
     const label = labels[period];
     const held: Mine = { reserved: 0, billed: 0 };
-    for (const part of this.#live.values()) if (part.labels[period] === label) held.reserved += part.tokens;
+    for (let part = this.#first; part; part = part.next) {
+      if (part.labels[period] === label) held.reserved += part.tokens;
+    }
     for (const b of this.billed) {
       if (b.labels[period] === label && b.seq > counted) held.billed += b.tokens;
     }
@@ -99,12 +129,12 @@ export class OwnerState {
     const add = ({ labels, tokens: n }: Part) => {
       if (n > 0) tokens[labels.day] = (tokens[labels.day] ?? 0) + n;
     };
-    for (const part of this.#live.values()) add(part);
+    for (let part = this.#first; part; part = part.next) add(part);
     for (const b of this.billed) if (b.writtenAt === undefined) add(b);
     const lent = this.allowance.shown;
     if (lent > 0) tokens[this.allowance.day!] = (tokens[this.allowance.day!] ?? 0) + lent;
-    if (this.#live.size === 0 && Object.keys(tokens).length === 0) return undefined;
-    return { until, inflight: this.#live.size, tokens };
+    if (this.#running === 0 && Object.keys(tokens).length === 0) return undefined;
+    return { until, inflight: this.#running, tokens };
   }
 
   /** Gives the allowance back: the share shows less, to be written. */
@@ -122,7 +152,7 @@ export class OwnerState {
 
   /** Nothing held, asked for or left to publish: the state can be forgotten. */
   get idle(): boolean {
-    return this.#live.size === 0 && this.billed.length === 0 && this.asking === 0 && !this.dirty &&
+    return this.#running === 0 && this.billed.length === 0 && this.asking === 0 && !this.dirty &&
       !this.publishing && this.published === this.version && this.allowance.empty &&
       this.allowance.claims === 0;
   }

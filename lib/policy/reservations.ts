@@ -32,7 +32,7 @@
  */
 import { StoreUnavailable } from "../errors.ts";
 import { type Ask, Decisions, Hold, type HoldPart, storeFailure, type Waiting } from "./decision.ts";
-import type { Billed, OwnerState } from "./owner_state.ts";
+import { type Billed, LivePart, type OwnerState } from "./owner_state.ts";
 import { Shares } from "./shares.ts";
 import type { LedgerProgress } from "../usage/mod.ts";
 
@@ -106,7 +106,7 @@ export class Reservations {
     }
     const parts = states.map((state): HoldPart => ({
       state,
-      part: { labels, tokens },
+      part: new LivePart(labels, tokens),
       tokens: true,
       places: false,
     }));
@@ -116,7 +116,7 @@ export class Reservations {
       const allowance = state.allowance;
       allowance.usable -= tokens;
       allowance.touched = true;
-      state.hold(hold, part);
+      state.hold(part);
       low ||= allowance.low && allowance.claims === 0;
     }
     if (low && !this.#shares.closed) this.#claim(ask, states);
@@ -162,7 +162,7 @@ export class Reservations {
 
   #settle(hold: Hold, billed: number): void {
     for (const { state, part, tokens, places } of hold.parts) {
-      state.release(hold);
+      state.release(part);
       // What an allowance's request did not bill is its again; the share shows the same total.
       const lending = tokens && state.allowance.lending && state.allowance.day === part.labels.day;
       if (lending) state.allowance.usable += part.tokens - billed;

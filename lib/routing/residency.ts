@@ -14,6 +14,8 @@ export class Residency {
   #capacity = 0;
   /** Whether the server ever told what it holds; until then only what was sent is known. */
   #told = false;
+  /** The model last moved to the end of `#models` by `sent`. */
+  #last?: string;
 
   /** What `/api/ps` listed; models answering requests right now stay, whatever a racing probe said. */
   probed(loaded: readonly string[], busy: (model: string) => boolean): void {
@@ -21,6 +23,7 @@ export class Residency {
     for (const m of this.#models?.keys() ?? []) if (busy(m)) next.set(m, true);
     for (const m of loaded) next.set(canonicalModel(m), true);
     this.#models = next;
+    this.#last = undefined;
     this.#told = true;
     this.#capacity = Math.max(this.#capacity, loaded.length);
   }
@@ -29,6 +32,9 @@ export class Residency {
   sent(model: string): void {
     const m = canonicalModel(model);
     const models = this.#models ??= new Map();
+    // Already the most recent: moving it to the end would change nothing but make the map rebuild its table.
+    if (m === this.#last && models.has(m)) return;
+    this.#last = m;
     models.delete(m);
     models.set(m, true);
     if (this.#capacity === 0) return;

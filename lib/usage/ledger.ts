@@ -33,6 +33,8 @@ export type { LedgerProgress } from "./types.ts";
 
 interface Waiter {
   target: number;
+  /** Waits for the open batch to be written now rather than when it is full or its interval has passed. */
+  urgent: boolean;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -43,6 +45,8 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
   /** Sealed batches not written yet, oldest first; the writer commits them in this order. */
   private readonly sealed: Batch[] = [];
   private readonly waiters: Waiter[] = [];
+  /** How many of `waiters` are urgent: those make the open batch due. */
+  private urgent = 0;
   /** Records ever queued and ever written; a flush waits until `written` reaches `queued` as it was. */
   private queued = 0;
   private written = 0;
@@ -148,11 +152,28 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
 
   /** Resolves once everything recorded before the call is durable; rejects if that failed for now. */
   flush(): Promise<void> {
+    return this.wait(true);
+  }
+
+  /**
+   * As `flush`, without writing the open batch before its time (full, or its interval passed): for waits
+   * that only tidy up, which would otherwise make every commit carry the few records of the last moments.
+   */
+  whenWritten(): Promise<void> {
+    return this.wait(false);
+  }
+
+  private wait(urgent: boolean): Promise<void> {
     const target = this.queued;
     if (this.written >= target) return Promise.resolve();
     if (this.abandoned) return Promise.reject(this.abandoned);
-    const done = new Promise<void>((resolve, reject) => this.waiters.push({ target, resolve, reject }));
-    this.kick();
+    const done = new Promise<void>((resolve, reject) =>
+      this.waiters.push({ target, urgent, resolve, reject })
+    );
+    if (urgent) {
+      this.urgent++;
+      this.kick();
+    }
     return done;
   }
 
@@ -191,6 +212,7 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
       `${this.backlog} usage record(s) with ${tokens} token(s) were not written: the store took no batch ` +
         `for ${this.closeWaitMs} ms while the gateway stopped (a batch being sent may still have landed)`,
     );
+    this.urgent = 0;
     for (const waiter of this.waiters.splice(0)) waiter.reject(this.abandoned);
   }
 
@@ -226,7 +248,7 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
    * load every commit carries a full batch instead of whatever arrived during the previous commit.
    */
   private openIsDue(): boolean {
-    return this.open.records.length > 0 && (this.due || this.closed || this.waiters.length > 0);
+    return this.open.records.length > 0 && (this.due || this.closed || this.urgent > 0);
   }
 
   /** Starts the single writer unless it is running; it drains whatever is queued, including later records. */
@@ -268,12 +290,14 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
       const waiter = this.waiters[i];
       if (waiter.target <= this.written) {
         this.waiters.splice(i, 1);
+        if (waiter.urgent) this.urgent--;
         waiter.resolve();
       }
     }
   }
 
   private fail(error: unknown): void {
+    this.urgent = 0;
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);
     this.report(error);
     this.arm();

@@ -228,3 +228,29 @@ storeTest(
     assert.deepEqual(await listUsage(kv, { keyId: "key_3" }), records.filter((r) => r.keyId === "key_3"));
   },
 );
+
+storeTest("whenWritten() waits for the batch's own time, where flush() writes it at once", async (kv) => {
+  const ledger = new UsageLedger(kv, { flushIntervalMs: 300 });
+  // The ledger's timer does not keep a process alive (a server does): the test keeps this one alive.
+  const alive = setTimeout(() => {}, 5_000);
+  ledger.record(sample());
+  let landed = false;
+  const patient = ledger.whenWritten().then(() => landed = true);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  // A flush asked for would have written it by now; the patient wait left the batch to fill.
+  assert.equal(landed, false);
+  assert.deepEqual(await stored(kv), []);
+  await patient;
+  assert.deepEqual(await stored(kv), [sample()]);
+
+  ledger.record(sample({ keyId: "key_b" }));
+  const later = ledger.whenWritten().then(() => landed = false);
+  // An urgent wait meanwhile writes the batch, and the patient one resolves with it.
+  const started = performance.now();
+  await ledger.flush();
+  await later;
+  assert.ok(performance.now() - started < 250, "written by the flush, not the interval");
+  assert.equal((await stored(kv)).length, 2);
+  clearTimeout(alive);
+  await ledger.close();
+});

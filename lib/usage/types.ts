@@ -53,4 +53,9 @@ export interface LedgerProgress {
   readonly markKey: Deno.KvKey;
   /** Resolves once every record taken so far is in the counters. */
   flush(): Promise<void>;
+  /**
+   * Resolves, as `flush`, once every record taken so far is in the counters, but in the ledger's own time:
+   * the batch being filled is not written early for it.
+   */
+  whenWritten(): Promise<void>;
 }
