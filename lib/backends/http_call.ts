@@ -7,6 +7,7 @@ import { Buffer } from "node:buffer";
 import type { CallContext } from "./adapter.ts";
 import { clearDeadline, deadline } from "../runtime/deadlines.ts";
 import { BodyTooLarge, type ChunkReader, post, type UpstreamAnswer } from "./upstream.ts";
+import { CallAbort } from "./call_abort.ts";
 
 /** Error bodies are read only this far: enough for a message, bounded against a hostile backend. */
 const ERROR_BODY_LIMIT = 8192;
@@ -89,16 +90,16 @@ async function readCapped(body: ChunkReader, limit: number): Promise<string> {
 /** An open backend response (2xx) and the means to stop it. */
 export interface OpenResponse {
   answer: UpstreamAnswer;
-  abort: AbortController;
+  abort: CallAbort;
   /** Detaches from the client's signal and clears timers; call when done with the response. */
   release(): void;
 }
 
 /** Sends the request and waits for a 2xx response's headers; any failure before that is classified. */
 export async function openResponse(url: string, body: unknown, ctx: CallContext, opts: PostOptions) {
-  const abort = new AbortController();
+  const abort = new CallAbort();
   const onClientAbort = () => abort.abort(ctx.signal?.reason);
-  ctx.signal?.addEventListener("abort", onClientAbort, { once: true });
+  ctx.signal?.addEventListener("abort", onClientAbort);
   const timer = deadline(
     ctx.firstByteTimeoutMs,
     () => abort.abort(new DOMException("headers", "TimeoutError")),
@@ -108,13 +109,13 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
     ctx.signal?.removeEventListener("abort", onClientAbort);
   };
   try {
-    const reached = ctx.reach?.check(url, ctx.connectTimeoutMs, abort.signal);
+    const reached = ctx.reach?.check(url, ctx.connectTimeoutMs, abort);
     if (reached) await reached;
     const answer = await post(
       url,
       opts.headers ? { ...JSON_ONLY, ...opts.headers } : JSON_ONLY,
       JSON.stringify(body),
-      abort.signal,
+      abort,
     );
     clearDeadline(timer);
     ctx.reach?.answered(url);
@@ -125,7 +126,7 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
   } catch (error) {
     release();
     if (error instanceof GatewayError || ctx.signal?.aborted) throw error;
-    if (abort.signal.aborted) {
+    if (abort.aborted) {
       throw new BackendFailure("model server timed out before answering", true, true, 504);
     }
     throw new BackendFailure("could not reach the model server", true, true);
@@ -169,7 +170,7 @@ export async function postJson(
       throw new BadGateway(`The model server's answer is larger than ${ctx.maxAnswerBytes} bytes`);
     }
     if (error instanceof GatewayError || ctx.signal?.aborted) throw error;
-    if (abort.signal.aborted) {
+    if (abort.aborted) {
       throw new BackendFailure("model server timed out during its answer", true, true, 504);
     }
     throw new BackendFailure("the model server's answer broke off", true, true);

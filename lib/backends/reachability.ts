@@ -41,10 +41,11 @@ export class Reachability {
    * Resolves when the server at `url` accepts a connection within `timeoutMs`; undefined when it answered
    * recently, so a busy server's requests do not wait a turn for nothing.
    */
-  check(url: string, timeoutMs: number, signal?: AbortSignal): Promise<void> | undefined {
+  check(url: string, timeoutMs: number, stop?: { readonly signal: AbortSignal }): Promise<void> | undefined {
     const origin = this.#origin(url);
     if (performance.now() - origin.okAt < FRESH_MS) return undefined;
-    return this.#connect(origin, timeoutMs, signal);
+    // The caller's signal is asked for only now: a server that answered recently needs none.
+    return this.#connect(origin, timeoutMs, stop?.signal);
   }
 
   async #connect(origin: Origin, timeoutMs: number, signal?: AbortSignal): Promise<void> {

@@ -15,6 +15,7 @@ import type { Agent as AgentClass, Dispatcher } from "undici";
 
 const Agent = agentModule as typeof AgentClass;
 import { Buffer } from "node:buffer";
+import type { CallAbort } from "./call_abort.ts";
 
 /** The next chunk of a body, or its end; `read` rejects when the body breaks off. */
 export interface ChunkReader {
@@ -97,12 +98,12 @@ class Call implements Dispatcher.DispatchHandler, UpstreamAnswer {
   constructor(
     private readonly resolve: (answer: UpstreamAnswer) => void,
     private readonly reject: (error: unknown) => void,
-    private readonly signal: AbortSignal,
+    private readonly stop: CallAbort,
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    if (this.signal.aborted) controller.abort(this.signal.reason);
+    if (this.stop.aborted) controller.abort(this.stop.reason as Error);
   }
 
   onResponseStart(_c: Dispatcher.DispatchController, status: number, headers: Headers): void {
@@ -202,19 +203,19 @@ class Call implements Dispatcher.DispatchHandler, UpstreamAnswer {
 }
 
 /**
- * POSTs `body` and resolves with the answer once its head arrived. `signal` aborts the call at any point,
+ * POSTs `body` and resolves with the answer once its head arrived. `stop` aborts the call at any point,
  * the body's reading included, and closes its connection.
  */
 export function post(
   url: string,
   headers: Record<string, string>,
   body: string,
-  signal: AbortSignal,
+  stop: CallAbort,
 ): Promise<UpstreamAnswer> {
   const { origin, path } = targetOf(url);
   return new Promise((resolve, reject) => {
-    const call = new Call(resolve, reject, signal);
-    signal.addEventListener("abort", () => call.fail(signal.reason), { once: true });
+    const call = new Call(resolve, reject, stop);
+    stop.onAbort((reason) => call.fail(reason));
     agent.dispatch({ origin, path, method: "POST", headers, body }, call);
   });
 }

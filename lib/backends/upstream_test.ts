@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { post } from "./upstream.ts";
+import { CallAbort } from "./call_abort.ts";
 
 /** A loopback server answering with `parts` numbered lines, 64 at a time, as fast as the socket takes them. */
 function numberedLines(parts: number) {
@@ -25,7 +26,7 @@ Deno.test("a body read chunk by chunk by a slow reader arrives whole and in orde
       `http://127.0.0.1:${server.addr.port}/`,
       { "content-type": "application/json" },
       "{}",
-      new AbortController().signal,
+      new CallAbort(),
     );
     assert.equal(answer.status, 200);
     const reader = answer.chunks();

@@ -65,6 +65,19 @@ export const openStreams = new OpenStreams();
 /** The configuration's default (`GATEWAY_CLIENT_STALL_TIMEOUT_MS`). */
 const STALL_MS = 30_000;
 
+/** Bytes of a chunk; one encoder for every stream. */
+const encoder = new TextEncoder();
+
+/** An event's text, counted; the answer's end is noted, and the backend's body is then read to its end. */
+function render(renderer: StreamRenderer, stream: EventStream, end: StreamEnd, event: ChatEvent): string {
+  end.deliveredChars += deltaChars(event);
+  if (event.type === "done") {
+    end.done = event;
+    stream.finish();
+  }
+  return renderer.event(event);
+}
+
 export function streamResponse(
   renderer: StreamRenderer,
   stream: EventStream,
@@ -75,10 +88,39 @@ export function streamResponse(
   /** More headers for the response (the route taken, the rate-limit state). */
   ...headers: Record<string, string>[]
 ): Response {
-  const encoder = new TextEncoder();
   const events = stream.events;
-  const take = events.take?.bind(events);
   const end: StreamEnd = { clientLeft: false, deliveredChars: 0 };
+  const respond = (body: BodyInit) =>
+    responseWith(body, 200, { "Content-Type": renderer.contentType }, STREAM_HEADERS, ...headers);
+
+  // What the backend's first reads brought goes out in the first write; an answer already complete goes out
+  // whole, as a body of known length, without the stream machinery (made only past this loop): a short
+  // answer from a fast server costs no more than a whole one.
+  let ready = "";
+  for (let event = events.take?.(); event !== undefined; event = events.take?.()) {
+    ready += render(renderer, stream, end, event);
+    if (end.done) {
+      end.firstByteAt = performance.now();
+      // Unwinds the backend side at once, as a stream's end does.
+      events.return?.().catch(() => {});
+      onEnd(end);
+      return respond(ready);
+    }
+  }
+  return respond(pulledBody(renderer, stream, onEnd, streams, stallMs, end, ready));
+}
+
+/** The body of an answer still coming, pulled as the client takes it; `ready` is what came already. */
+function pulledBody(
+  renderer: StreamRenderer,
+  stream: EventStream,
+  onEnd: (end: StreamEnd) => void,
+  streams: OpenStreams,
+  stallMs: number,
+  end: StreamEnd,
+  ready: string,
+): ReadableStream<Uint8Array> {
+  const events = stream.events;
   let ended = false;
   let forget = () => {};
   // Since when the stream has waited for the client to take its last chunk; undefined while it waits for the
@@ -113,32 +155,8 @@ export function streamResponse(
     end.firstByteAt ??= performance.now();
     controller.enqueue(encoder.encode(text));
   };
-  /** An event's text, counted; the answer's end is noted, and the backend's body is then read to its end. */
-  const render = (event: ChatEvent): string => {
-    end.deliveredChars += deltaChars(event);
-    if (event.type === "done") {
-      end.done = event;
-      stream.finish();
-    }
-    return renderer.event(event);
-  };
-  const respond = (body: BodyInit) =>
-    responseWith(body, 200, { "Content-Type": renderer.contentType }, STREAM_HEADERS, ...headers);
 
-  // What the backend's first reads brought goes out in the first write; an answer already complete goes out
-  // whole, as a body of known length, without the stream machinery: a short answer from a fast server costs
-  // no more than a whole one.
-  let ready = "";
-  for (let event = take?.(); event !== undefined; event = take?.()) {
-    ready += render(event);
-    if (end.done) {
-      end.firstByteAt = performance.now();
-      finish();
-      return respond(ready);
-    }
-  }
-
-  const body = new ReadableStream<Uint8Array>({
+  return new ReadableStream<Uint8Array>({
     start(controller) {
       // The client takes nothing, so an error form sent now would never arrive: the body is errored, which
       // makes the runtime close the connection, and the rest is as when a client leaves.
@@ -164,7 +182,7 @@ export function streamResponse(
       ready = "";
       try {
         for (;;) {
-          let event = take?.();
+          let event = events.take?.();
           if (event === undefined) {
             if (out) {
               send(controller, out);
@@ -176,7 +194,7 @@ export function streamResponse(
             if (next.done) throw new BackendFailure("the model server's stream ended early", false, true);
             event = next.value;
           }
-          const text = render(event);
+          const text = render(renderer, stream, end, event);
           if (end.done) {
             send(controller, out + text);
             controller.close();
@@ -201,5 +219,4 @@ export function streamResponse(
       finish();
     },
   });
-  return respond(body);
 }
