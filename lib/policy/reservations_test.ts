@@ -269,3 +269,47 @@ Deno.test("a store that fails answers 503, and takes nothing", async () => {
   assert.equal((await kv.get(holdingsKey("key", k.id))).value, null);
   kv.close();
 });
+
+storeTest(
+  "a settled request's record is written at once near a cap's end, in the ledger's own time far from it",
+  async (kv) => {
+    const process = new Process(kv);
+    // A ledger that would wait a minute before writing a batch on its own.
+    const patient = new UsageLedger(kv, { flushIntervalMs: 60_000 });
+    const reservations = new Reservations({ kv, ledger: patient, defaultOutput: 4096 });
+    const ask = (k: KeyRecord, prompt: number, output: number) =>
+      Promise.resolve(
+        reservations.reserve(k.id, { limits: limitsOf(k, undefined, NOW), now: NOW, prompt, output }),
+      );
+    const end = (hold: Hold, k: KeyRecord, billed: number) => {
+      patient.record(sample({ keyId: k.id, user: undefined, promptTokens: billed, completionTokens: 0 }));
+      hold.settle(billed);
+    };
+    const settledWithin = async (k: KeyRecord, ms: number) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until) {
+        if ((await readTotals(kv, "key", k.id, new Date(NOW))).day > 0) return true;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return false;
+    };
+    // Keeps the test's process alive while the ledger's timers, which do not, are the only ones left.
+    const alive = setTimeout(() => {}, 10_000);
+    try {
+      // Far from its cap the key is admitted from an allowance, and its record waits for the batch.
+      const far = key("key_far", { dailyTokens: 1_000_000_000 });
+      end(await ask(far, 10, 50), far, 60);
+      assert.equal(await settledWithin(far, 300), false);
+      // Near its cap every request is decided with the store: its record is written at once, so that the
+      // reservation its share shows to other processes becomes the tokens it billed.
+      const near = key("key_near", { dailyTokens: 100 });
+      end(await ask(near, 10, 50), near, 60);
+      assert.equal(await settledWithin(near, 2_000), true);
+    } finally {
+      clearTimeout(alive);
+      await patient.close();
+      await reservations.close();
+      await process.close();
+    }
+  },
+);

@@ -138,11 +138,14 @@ export class Shares {
   async #awaitWritten(): Promise<void> {
     const batch = this.#unwritten;
     this.#unwritten = [];
+    // Near a cap's end (nothing lent), other processes decide against this share, which shows the request's
+    // reservation until its record is written: the ledger writes it now. Far from it, in the ledger's own
+    // time: the share's tokens leave it only at its next renewal anyway, and a commit forced here made every
+    // commit carry only the records of the last 20 ms.
+    const urgent = batch.some(([state]) => !state.allowance.lending);
     for (let attempt = 1;; attempt++) {
       try {
-        // In the ledger's own time: a share that shows these tokens a little longer is still exact, and
-        // forcing a commit here made every commit carry only the records of the last 20 ms.
-        await this.options.ledger.whenWritten();
+        await (urgent ? this.options.ledger.flush() : this.options.ledger.whenWritten());
         break;
       } catch {
         // The ledger keeps the records and tries again; until it wrote them, the share keeps their tokens.
