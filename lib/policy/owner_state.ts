@@ -17,8 +17,8 @@ export interface Part {
 /**
  * One running request's part of an owner's holdings, linked into that owner's list while it runs. A list
  * takes a request in and out without allocating, where a `Map` rebuilds its table as the number running
- * rises and falls, and those tables, outliving young collections, were a third of what the gateway promoted
- * to the old generation per request.
+ * rises and falls, and those tables, outliving young collections, were among the largest things the gateway
+ * promoted to the old generation per request.
  */
 export class LivePart implements Part {
   prev: LivePart | undefined = undefined;
