@@ -1,61 +1,13 @@
 import assert from "node:assert/strict";
 import { ConcurrencyLimited, QuotaExceeded, StoreUnavailable } from "../errors.ts";
-import { basePolicy, type KeyRecord, type UserRecord } from "../store/records.ts";
+import type { UserRecord } from "../store/records.ts";
 import { readTotals, UsageLedger } from "../usage/mod.ts";
-import { sample, storeTest } from "../../tests/support/usage_ledger.ts";
+import { storeTest } from "../../tests/support/usage_ledger.ts";
+import { billFully, key, NOW, Process } from "../../tests/support/reservation_processes.ts";
 import { holdingsKey } from "./holdings.ts";
 import { limitsOf } from "./quotas.ts";
-import { type Hold, Reservations } from "./reservations.ts";
+import { Reservations } from "./reservations.ts";
 import { counted as countedCalls } from "../../tests/support/counted_store.ts";
-
-const NOW = Date.parse("2026-11-22T12:00:00Z");
-
-function key(id: string, policy: Partial<KeyRecord> = {}): KeyRecord {
-  const at = new Date(NOW).toISOString();
-  return { ...basePolicy("m1"), id, digest: id, hint: "gwk_", createdAt: at, updatedAt: at, ...policy };
-}
-
-/** One gateway process: its ledger and its reservations, on a store it shares with others. */
-class Process {
-  readonly ledger: UsageLedger;
-  readonly reservations: Reservations;
-  wall = Date.now();
-
-  constructor(kv: Deno.Kv, leaseMs = 30_000) {
-    this.ledger = new UsageLedger(kv, { flushIntervalMs: 5 });
-    this.reservations = new Reservations({
-      kv,
-      ledger: this.ledger,
-      defaultOutput: 4096,
-      leaseMs,
-      wallClock: () => this.wall,
-    });
-  }
-
-  ask(k: KeyRecord, prompt: number, output?: number, user?: UserRecord): Promise<Hold> {
-    return Promise.resolve(
-      this.reservations.reserve(k.id, { limits: limitsOf(k, user, NOW), now: NOW, prompt, output }),
-    );
-  }
-
-  /** What the account does as a request ends: the record to the ledger, then the settlement. */
-  end(hold: Hold, k: KeyRecord, billed: number, user?: string): void {
-    this.ledger.record(sample({ keyId: k.id, user, promptTokens: billed, completionTokens: 0 }));
-    hold.settle(billed);
-  }
-
-  async close(): Promise<void> {
-    await this.ledger.close();
-    await this.reservations.close();
-  }
-}
-
-/** Settles each outcome that is a hold, billing what it reserved (the worst a backend can do). */
-function billFully(p: Process, k: KeyRecord, prompt: number, user?: string) {
-  return (outcome: PromiseSettledResult<Hold>) => {
-    if (outcome.status === "fulfilled") p.end(outcome.value, k, prompt + outcome.value.output!, user);
-  };
-}
 
 storeTest("40 requests at once on two processes never reserve more than a daily cap of 100", async (kv) => {
   const [a, b] = [new Process(kv), new Process(kv)];
@@ -208,50 +160,6 @@ storeTest(
   },
 );
 
-storeTest("an allowance holds a cap exactly through its end, over two processes", async (kv) => {
-  const [a, b] = [new Process(kv), new Process(kv)];
-  // 110 tokens a request: allowances of 1,250 at first, none once the headroom is under 14,080 per process.
-  const k = key("key_end", { dailyTokens: 20_000 });
-  let served = 0;
-  for (let wave = 0; wave < 400; wave++) {
-    const outcomes = await Promise.allSettled(
-      Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).ask(k, 10, 100)),
-    );
-    outcomes.forEach((o, i) => billFully(i % 2 ? a : b, k, 10)(o));
-    for (const o of outcomes) {
-      if (o.status === "rejected") assert.ok(o.reason instanceof QuotaExceeded, String(o.reason));
-    }
-    const granted = outcomes.filter((o) => o.status === "fulfilled").length;
-    served += granted;
-    // What the requests billed reaches the counters, and the shares stop showing it.
-    await Promise.all([a.reservations.idle(), b.reservations.idle()]);
-    if (granted === 0) break;
-  }
-  await Promise.all([a.close(), b.close()]);
-  const { day } = await readTotals(kv, "key", k.id, new Date(NOW));
-  assert.ok(day <= 20_000, `billed ${day} of 20,000 over ${served} requests`);
-  assert.ok(day > 20_000 - 110, `billed ${day}: nothing held back at the end`);
-});
-
-storeTest("an allowance no request took from is given back at the next renewal", async (kv) => {
-  const p = new Process(kv, 300);
-  const k = key("key_idle", { dailyTokens: 1_000_000 });
-  p.end(await p.ask(k, 10, 100), k, 20);
-  const shown = async () => {
-    const share = (await kv.get<Record<string, { tokens: Record<string, number> }>>(holdingsKey("key", k.id)))
-      .value;
-    return share ? Object.values(share)[0]?.tokens["d:2026-11-22"] ?? 0 : 0;
-  };
-  assert.ok(await shown() > 1000);
-  const start = performance.now();
-  while (await shown() > 0) {
-    assert.ok(performance.now() - start < 10_000, "given back within 10 s");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  await p.close();
-  assert.equal((await readTotals(kv, "key", k.id, new Date(NOW))).day, 20);
-});
-
 Deno.test("a store that fails answers 503, and takes nothing", async () => {
   const kv = await Deno.openKv(":memory:");
   const broken = new Proxy(kv, {
@@ -269,47 +177,3 @@ Deno.test("a store that fails answers 503, and takes nothing", async () => {
   assert.equal((await kv.get(holdingsKey("key", k.id))).value, null);
   kv.close();
 });
-
-storeTest(
-  "a settled request's record is written at once near a cap's end, in the ledger's own time far from it",
-  async (kv) => {
-    const process = new Process(kv);
-    // A ledger that would wait a minute before writing a batch on its own.
-    const patient = new UsageLedger(kv, { flushIntervalMs: 60_000 });
-    const reservations = new Reservations({ kv, ledger: patient, defaultOutput: 4096 });
-    const ask = (k: KeyRecord, prompt: number, output: number) =>
-      Promise.resolve(
-        reservations.reserve(k.id, { limits: limitsOf(k, undefined, NOW), now: NOW, prompt, output }),
-      );
-    const end = (hold: Hold, k: KeyRecord, billed: number) => {
-      patient.record(sample({ keyId: k.id, user: undefined, promptTokens: billed, completionTokens: 0 }));
-      hold.settle(billed);
-    };
-    const settledWithin = async (k: KeyRecord, ms: number) => {
-      const until = Date.now() + ms;
-      while (Date.now() < until) {
-        if ((await readTotals(kv, "key", k.id, new Date(NOW))).day > 0) return true;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      return false;
-    };
-    // Keeps the test's process alive while the ledger's timers, which do not, are the only ones left.
-    const alive = setTimeout(() => {}, 10_000);
-    try {
-      // Far from its cap the key is admitted from an allowance, and its record waits for the batch.
-      const far = key("key_far", { dailyTokens: 1_000_000_000 });
-      end(await ask(far, 10, 50), far, 60);
-      assert.equal(await settledWithin(far, 300), false);
-      // Near its cap every request is decided with the store: its record is written at once, so that the
-      // reservation its share shows to other processes becomes the tokens it billed.
-      const near = key("key_near", { dailyTokens: 100 });
-      end(await ask(near, 10, 50), near, 60);
-      assert.equal(await settledWithin(near, 2_000), true);
-    } finally {
-      clearTimeout(alive);
-      await patient.close();
-      await reservations.close();
-      await process.close();
-    }
-  },
-);

@@ -26,27 +26,18 @@ import { Batch, MAX_BATCH_RECORDS, repair, validTime } from "./batch.ts";
 import { RefusalRows } from "./refusal_rows.ts";
 import { RecordEncoder } from "./row_codec.ts";
 import { DEFAULT_MAX_BACKLOG, type UsageLedgerOptions } from "./ledger_options.ts";
+import { FlushWaiters } from "./flush_waiters.ts";
 
 export { readTotals, type Totals, type TotalsScope } from "./kv_layout.ts";
 export { listUsage, type UsageFilter } from "./history.ts";
 export type { LedgerProgress } from "./types.ts";
-
-interface Waiter {
-  target: number;
-  /** Waits for the open batch to be written now rather than when it is full or its interval has passed. */
-  urgent: boolean;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
 
 export class UsageLedger implements PendingTokens, LedgerProgress {
   /** The batch records go into; sealed when full, or when the writer takes it. */
   private open = new Batch(undefined);
   /** Sealed batches not written yet, oldest first; the writer commits them in this order. */
   private readonly sealed: Batch[] = [];
-  private readonly waiters: Waiter[] = [];
-  /** How many of `waiters` are urgent: those make the open batch due. */
-  private urgent = 0;
+  private readonly waiters = new FlushWaiters();
   /** Records ever queued and ever written; a flush waits until `written` reaches `queued` as it was. */
   private queued = 0;
   private written = 0;
@@ -167,13 +158,8 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
     const target = this.queued;
     if (this.written >= target) return Promise.resolve();
     if (this.abandoned) return Promise.reject(this.abandoned);
-    const done = new Promise<void>((resolve, reject) =>
-      this.waiters.push({ target, urgent, resolve, reject })
-    );
-    if (urgent) {
-      this.urgent++;
-      this.kick();
-    }
+    const done = this.waiters.add(target, urgent);
+    if (urgent) this.kick();
     return done;
   }
 
@@ -212,8 +198,7 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
       `${this.backlog} usage record(s) with ${tokens} token(s) were not written: the store took no batch ` +
         `for ${this.closeWaitMs} ms while the gateway stopped (a batch being sent may still have landed)`,
     );
-    this.urgent = 0;
-    for (const waiter of this.waiters.splice(0)) waiter.reject(this.abandoned);
+    this.waiters.rejectAll(this.abandoned);
   }
 
   private arm(): void {
@@ -248,7 +233,7 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
    * load every commit carries a full batch instead of whatever arrived during the previous commit.
    */
   private openIsDue(): boolean {
-    return this.open.records.length > 0 && (this.due || this.closed || this.urgent > 0);
+    return this.open.records.length > 0 && (this.due || this.closed || this.waiters.urgent);
   }
 
   /** Starts the single writer unless it is running; it drains whatever is queued, including later records. */
@@ -277,7 +262,7 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
           this.fail(error);
           return;
         }
-        this.settle();
+        this.waiters.settle(this.written);
       }
     } finally {
       // Cleared in the same turn as the empty-queue test, so a record queued after it starts a new writer.
@@ -285,20 +270,8 @@ export class UsageLedger implements PendingTokens, LedgerProgress {
     }
   }
 
-  private settle(): void {
-    for (let i = this.waiters.length - 1; i >= 0; i--) {
-      const waiter = this.waiters[i];
-      if (waiter.target <= this.written) {
-        this.waiters.splice(i, 1);
-        if (waiter.urgent) this.urgent--;
-        waiter.resolve();
-      }
-    }
-  }
-
   private fail(error: unknown): void {
-    this.urgent = 0;
-    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+    this.waiters.rejectAll(error);
     this.report(error);
     this.arm();
   }
