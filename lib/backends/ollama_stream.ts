@@ -3,7 +3,7 @@
  * object, or an end without `done` all break the stream with a GatewayError.
  */
 import { BackendFailure, BadGateway } from "../errors.ts";
-import type { ChatDelta, ChatEvent, ChatRequest } from "../chat/types.ts";
+import type { ChatDelta, ChatEvent, ChatRequest, ToolCall } from "../chat/types.ts";
 import { errorMessage, type OpenResponse } from "./http_call.ts";
 import { answerChars, type AnswerCheck, answerTokens } from "./answer_values.ts";
 import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
@@ -15,6 +15,8 @@ import {
   readEventStream,
   type StreamLimits,
 } from "./stream_reading.ts";
+
+const NO_CALLS: ToolCall[] = [];
 
 class OllamaDecoder implements PayloadDecoder {
   model?: string;
@@ -29,10 +31,7 @@ class OllamaDecoder implements PayloadDecoder {
     // Once the model is read, a line of the common form gives only its text (`ollama_line.ts`).
     const text = this.#modelRead ? commonLineContent(line) : undefined;
     if (text !== undefined) {
-      if (text) {
-        this.#chars += text.length;
-        out.push({ type: "delta", content: text });
-      }
+      this.#delta(text, undefined, NO_CALLS, out);
       return false;
     }
     if (!line.trim()) return false;
@@ -54,16 +53,7 @@ class OllamaDecoder implements PayloadDecoder {
       this.#modelRead = true;
       this.model = this.check.name(model, "model");
     }
-    const { content, thinking, toolCalls } = chunk;
-    this.#calledTools ||= toolCalls.length > 0;
-    if (content || thinking || toolCalls.length) {
-      this.#chars += answerChars(content, thinking, toolCalls);
-      const delta: ChatDelta = { type: "delta" };
-      if (thinking) delta.thinking = thinking;
-      if (content) delta.content = content;
-      if (toolCalls.length) delta.toolCalls = toolCalls;
-      out.push(delta);
-    }
+    this.#delta(chunk.content, chunk.thinking, chunk.toolCalls, out);
     if (!chunk.done) return false;
     const chars = this.#chars;
     out.push({
@@ -72,6 +62,18 @@ class OllamaDecoder implements PayloadDecoder {
       ...answerTokens(chunk.promptTokens, chunk.completionTokens, this.req, () => chars),
     });
     return true;
+  }
+
+  /** What a line adds to the answer, passed on as a delta when there is any, and counted. */
+  #delta(content: string, thinking: string | undefined, toolCalls: ToolCall[], out: ChatEvent[]): void {
+    this.#calledTools ||= toolCalls.length > 0;
+    if (!content && !thinking && !toolCalls.length) return;
+    this.#chars += answerChars(content, thinking, toolCalls);
+    const delta: ChatDelta = { type: "delta" };
+    if (thinking) delta.thinking = thinking;
+    if (content) delta.content = content;
+    if (toolCalls.length) delta.toolCalls = toolCalls;
+    out.push(delta);
   }
 
   end(): void {

@@ -68,6 +68,15 @@ const STALL_MS = 30_000;
 /** Bytes of a chunk; one encoder for every stream. */
 const encoder = new TextEncoder();
 
+/**
+ * Unwinds the backend side however the stream ended (its reader, idle timer and connection are let go now, not
+ * when a timer that still points at them fires), then hands the stream's end to its owner.
+ */
+function endStream(stream: EventStream, end: StreamEnd, onEnd: (end: StreamEnd) => void): void {
+  stream.events.return?.().catch(() => {});
+  onEnd(end);
+}
+
 /** An event's text, counted; the answer's end is noted, and the backend's body is then read to its end. */
 function render(renderer: StreamRenderer, stream: EventStream, end: StreamEnd, event: ChatEvent): string {
   end.deliveredChars += deltaChars(event);
@@ -101,9 +110,7 @@ export function streamResponse(
     ready += render(renderer, stream, end, event);
     if (end.done) {
       end.firstByteAt = performance.now();
-      // Unwinds the backend side at once, as a stream's end does.
-      events.return?.().catch(() => {});
-      onEnd(end);
+      endStream(stream, end, onEnd);
       return respond(ready);
     }
   }
@@ -146,10 +153,7 @@ function pulledBody(
     ended = true;
     clearDeadline(stallWatch);
     forget();
-    // Unwinds the backend side however the stream ended: its reader, idle timer and connection are let go now,
-    // not when a timer that still points at them fires.
-    events.return?.().catch(() => {});
-    onEnd(end);
+    endStream(stream, end, onEnd);
   };
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
     end.firstByteAt ??= performance.now();
