@@ -17,9 +17,10 @@ import { streamLimits } from "./stream_reading.ts";
 /** Ollama's `options` object, or undefined when the request sets none. */
 function toOptions(options: GenerationOptions): Record<string, unknown> | undefined {
   let out: Record<string, unknown> | undefined;
-  for (const [ours, theirs] of OLLAMA_OPTION_PAIRS) {
-    const value = options[ours];
-    if (value !== undefined) (out ??= {})[theirs] = value;
+  for (let i = 0; i < OLLAMA_OPTION_PAIRS.length; i++) {
+    const pair = OLLAMA_OPTION_PAIRS[i];
+    const value = options[pair[0]];
+    if (value !== undefined) (out ??= {})[pair[1]] = value;
   }
   return out;
 }
@@ -77,8 +78,17 @@ export function fromOllamaResponse(raw: unknown, req: ChatRequest, check: Answer
   };
 }
 
+/** Each server's chat URL, made once: servers are few, and every call needs one. */
+const chatUrls = new Map<string, string>();
+
 function chatUrl(server: ServerRecord): string {
-  return `${server.url.replace(/\/+$/, "")}/api/chat`;
+  let url = chatUrls.get(server.url);
+  if (url === undefined) {
+    url = `${server.url.replace(/\/+$/, "")}/api/chat`;
+    if (chatUrls.size >= 10_000) chatUrls.clear();
+    chatUrls.set(server.url, url);
+  }
+  return url;
 }
 
 export const ollamaBackend: BackendAdapter = {
