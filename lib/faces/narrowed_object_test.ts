@@ -31,25 +31,17 @@ function bodies(keys: string[]) {
 /** Enough sets of keys that every run parses with a narrowed schema, not the whole one past the limit. */
 const UNLIMITED = 1_000_000;
 
-Deno.test("a chat body parses with its narrowed schema exactly as with the whole one", () => {
-  const narrow = narrowedByKeys(ChatBody, UNLIMITED);
-  fc.assert(
-    fc.property(bodies(Object.keys(ChatBody.shape)), (body) => {
-      assertSameParse(ChatBody, narrow(body), body);
-    }),
-    { numRuns: 3_000 },
-  );
-});
-
-Deno.test("a message parses with its narrowed schema exactly as with the whole one", () => {
-  const narrow = narrowedByKeys(MessageBody, UNLIMITED);
-  fc.assert(
-    fc.property(bodies(Object.keys(MessageBody.shape)), (message) => {
-      assertSameParse(MessageBody, narrow(message), message);
-    }),
-    { numRuns: 3_000 },
-  );
-});
+for (const [name, schema] of [["chat body", ChatBody], ["message", MessageBody]] as const) {
+  Deno.test(`a ${name} parses with its narrowed schema exactly as with the whole one`, () => {
+    const narrow = narrowedByKeys(schema as z.ZodObject<z.ZodRawShape>, UNLIMITED);
+    fc.assert(
+      fc.property(bodies(Object.keys(schema.shape)), (value) => {
+        assertSameParse(schema, narrow(value), value);
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+}
 
 Deno.test("a narrowed schema parses only the keys present, and those that are not optional", () => {
   const narrow = narrowedByKeys(ChatBody);
