@@ -13,6 +13,7 @@ import { readOllamaStream } from "./ollama_stream.ts";
 import { answerChars, AnswerCheck, answerTokens, objectOf } from "./answer_values.ts";
 import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
 import { streamLimits } from "./stream_reading.ts";
+import { memoByUrl } from "./url_memo.ts";
 
 /** Ollama's `options` object, or undefined when the request sets none. */
 function toOptions(options: GenerationOptions): Record<string, unknown> | undefined {
@@ -78,27 +79,18 @@ export function fromOllamaResponse(raw: unknown, req: ChatRequest, check: Answer
   };
 }
 
-/** Each server's chat URL, made once: servers are few, and every call needs one. */
-const chatUrls = new Map<string, string>();
-
-function chatUrl(server: ServerRecord): string {
-  let url = chatUrls.get(server.url);
-  if (url === undefined) {
-    url = `${server.url.replace(/\/+$/, "")}/api/chat`;
-    if (chatUrls.size >= 10_000) chatUrls.clear();
-    chatUrls.set(server.url, url);
-  }
-  return url;
-}
+const chatUrl = memoByUrl((base) => `${base.replace(/\/+$/, "")}/api/chat`);
 
 export const ollamaBackend: BackendAdapter = {
   async chat(req: ChatRequest, server: ServerRecord, ctx: CallContext): Promise<ChatResult> {
-    const raw = await postJson(chatUrl(server), toOllamaBody(req, false), ctx, { hasImages: hasImages(req) });
+    const raw = await postJson(chatUrl(server.url), toOllamaBody(req, false), ctx, {
+      hasImages: hasImages(req),
+    });
     return fromOllamaResponse(raw, req, new AnswerCheck(server.name, ctx.values));
   },
 
   async stream(req: ChatRequest, server: ServerRecord, ctx: CallContext) {
-    const open = await openResponse(chatUrl(server), toOllamaBody(req, true), ctx, {
+    const open = await openResponse(chatUrl(server.url), toOllamaBody(req, true), ctx, {
       hasImages: hasImages(req),
     });
     return await readOllamaStream(open, req, new AnswerCheck(server.name, ctx.values), streamLimits(ctx));

@@ -22,6 +22,7 @@ import {
   toolName,
 } from "./answer_values.ts";
 import { finishOf, internalFinish, usageOf } from "./openai_answer.ts";
+import { memoByUrl } from "./url_memo.ts";
 
 /**
  * An id for a tool call that came without one (Ollama's native format has none before v0.12.10). Nine letters
@@ -137,10 +138,10 @@ export function fromOpenAIResponse(raw: unknown, req: ChatRequest, check: Answer
   };
 }
 
-export function chatCompletionsUrl(base: string): string {
+export const chatCompletionsUrl = memoByUrl((base) => {
   const trimmed = base.replace(/\/+$/, "");
   return trimmed.endsWith("/v1") ? `${trimmed}/chat/completions` : `${trimmed}/v1/chat/completions`;
-}
+});
 
 function postOptions(req: ChatRequest, server: ServerRecord) {
   const headers: Record<string, string> = server.apiKey ? { Authorization: `Bearer ${server.apiKey}` } : {};

@@ -16,6 +16,7 @@ import type { Agent as AgentClass, Dispatcher } from "undici";
 const Agent = agentModule as typeof AgentClass;
 import { Buffer } from "node:buffer";
 import type { CallAbort } from "./call_abort.ts";
+import { memoByUrl } from "./url_memo.ts";
 
 /** The next chunk of a body, or its end; `read` rejects when the body breaks off. */
 export interface ChunkReader {
@@ -60,18 +61,10 @@ interface Target {
 }
 
 /** Backend URLs are few and reused on every call: each is parsed once. */
-const targets = new Map<string, Target>();
-
-function targetOf(url: string): Target {
-  let target = targets.get(url);
-  if (!target) {
-    const u = new URL(url);
-    target = { origin: u.origin, path: u.pathname + u.search };
-    if (targets.size > 10_000) targets.clear();
-    targets.set(url, target);
-  }
-  return target;
-}
+const targetOf = memoByUrl((url): Target => {
+  const u = new URL(url);
+  return { origin: u.origin, path: u.pathname + u.search };
+});
 
 type Headers = Record<string, string | string[] | undefined>;
 

@@ -5,7 +5,8 @@
  * optional in and out contributes nothing to the result and can raise no issue, so parsing with the schema
  * picked to the present keys (and those that are not optional) gives the same result and the same issues.
  * Narrowed schemas are kept by the set of keys; past `limit` sets, a new set is parsed with the whole schema,
- * so bodies with ever-changing keys cannot make the gateway build schemas without end.
+ * so bodies with ever-changing keys cannot make the gateway build schemas without end. An object with
+ * refinements, or of more than 30 keys, is always parsed whole.
  */
 import type { z } from "zod";
 
@@ -16,7 +17,8 @@ const MAX_KEYS = 30;
 
 export function narrowedByKeys<T extends AnyObject>(schema: T, limit = 64): (value: unknown) => T {
   const keys = Object.keys(schema.shape);
-  if (keys.length > MAX_KEYS) return () => schema;
+  // An object with refinements cannot be picked (they may read any key): it is parsed whole.
+  if (keys.length > MAX_KEYS || schema._zod.def.checks?.length) return () => schema;
   let always = 0;
   keys.forEach((key, bit) => {
     const own = schema.shape[key]._zod;
@@ -28,12 +30,7 @@ export function narrowedByKeys<T extends AnyObject>(schema: T, limit = 64): (val
     keys.forEach((key, bit) => {
       if (mask & (1 << bit)) picked[key] = true;
     });
-    try {
-      return schema.pick(picked) as unknown as T;
-    } catch {
-      // An object with refinements cannot be picked: it is parsed whole.
-      return schema;
-    }
+    return schema.pick(picked) as unknown as T;
   };
   return (value) => {
     if (typeof value !== "object" || value === null) return schema;
