@@ -37,6 +37,8 @@ export interface LoadTarget {
 export interface RoundRun extends LoadResult {
   /** CPU time the target's process spent per request. */
   cpuUsPerRequest: number;
+  /** Of which its main thread's. */
+  mainUsPerRequest: number;
 }
 
 /**
@@ -61,9 +63,15 @@ export async function loadInRounds<N extends string>(
   const load = async (name: N, connections: number, seconds: number): Promise<RoundRun> => {
     const { spec, pid } = targets[name];
     const before = await cpuTimeUs(pid);
+    const mainBefore = await cpuTimeUs(pid, true);
     const r = checked(name, await runLoad(options.tool, { ...spec, connections, seconds }));
+    const mainAfter = await cpuTimeUs(pid, true);
     const after = await cpuTimeUs(pid);
-    return { ...r, cpuUsPerRequest: ((after ?? NaN) - (before ?? NaN)) / r.requests };
+    return {
+      ...r,
+      cpuUsPerRequest: ((after ?? NaN) - (before ?? NaN)) / r.requests,
+      mainUsPerRequest: ((mainAfter ?? NaN) - (mainBefore ?? NaN)) / r.requests,
+    };
   };
   options.log(`${options.what}: warming up`);
   for (const name of names) await load(name, options.connections, 2);

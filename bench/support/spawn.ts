@@ -101,11 +101,14 @@ export async function memoryOf(pid: number): Promise<{ peakMb: number; currentMb
 
 let ticksPerSecond: number | undefined;
 
-/** CPU time (user + system) a process has used so far, in µs; undefined where /proc is not available. */
-export async function cpuTimeUs(pid: number): Promise<number | undefined> {
+/**
+ * CPU time (user + system) a process has used so far, in µs; undefined where /proc is not available. With
+ * `mainThread`, only its main thread's: the one that runs its JavaScript and its HTTP engine.
+ */
+export async function cpuTimeUs(pid: number, mainThread = false): Promise<number | undefined> {
   try {
     // The command name (field 2) may hold spaces, so fields are counted from the parenthesis that closes it.
-    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+    const stat = await Deno.readTextFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`);
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     ticksPerSecond ??= Number(
       new TextDecoder().decode((await new Deno.Command("getconf", { args: ["CLK_TCK"] }).output()).stdout),

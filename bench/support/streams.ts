@@ -4,10 +4,17 @@
  * stream, each held to the bare proxy's within a round; the processes' peak memory after that load; and a
  * soak of long streams (`LONG_CHUNKS` chunks each, both formats at once) whose every chunk is counted and
  * checked in order, with the gateway's resident memory at 10 s and at the end.
+ *
+ * What bounds streams per second: each process runs its JavaScript and its HTTP engine on one main thread, and
+ * under this load that thread is busy all the time in both, so streams per second follow main-thread CPU per
+ * stream. The rounds also load the transport alone (`bench/client_proxy.ts undici-dispatch`: the runtime's
+ * server and the backend client the gateway uses, the answer handed back, no pipeline, the gateway's V8
+ * flags), and report each target's main-thread CPU per stream ÷ the bare proxy's: what the gateway's own work
+ * costs beyond its transport, against the room the streams target leaves it.
  */
 import type { LoadTool } from "./load.ts";
-import { startBenchTrio } from "./gateway_setup.ts";
-import { memoryOf } from "./spawn.ts";
+import { startBenchTrio, startTaskFlags } from "./gateway_setup.ts";
+import { type Child, memoryOf, spawnDeno } from "./spawn.ts";
 import { loadInRounds, type LoadTarget, perRound, type RoundRun } from "./rounds.ts";
 import { median } from "./streaming.ts";
 import { count, pct, type Row, times, us } from "./report.ts";
@@ -15,7 +22,8 @@ import { type LongSoakFigures, longStreamSoak } from "./long_soak.ts";
 
 const GATEWAYS = ["gateway", "gatewayB"] as const;
 type Gateway = typeof GATEWAYS[number];
-type Target = "bare" | Gateway;
+type Target = "bare" | "transport" | Gateway;
+const TARGETS = ["bare", "transport", ...GATEWAYS] as const;
 
 const STREAMS_TO_BARE = 0.8;
 const CPU_TO_BARE = 1.5;
@@ -30,8 +38,12 @@ export interface StreamsFigures {
   connections: number;
   streamsPerSec: Record<Target, number>;
   cpuUsPerStream: Record<Target, number>;
+  mainUsPerStream: Record<Target, number>;
   /** Each format's figure ÷ the bare proxy's, within a round: the median, and round by round. */
   toBare: Record<Gateway, { streamsPerSec: number[]; cpuUsPerStream: number[] }>;
+  /** Main-thread CPU per stream ÷ the bare proxy's, round by round; and the transport's streams per second ÷. */
+  mainToBare: Record<"transport" | Gateway, number[]>;
+  transportStreamsToBare: number[];
   peakRssMb: { gateway: number; bare: number };
   soak: LongSoakFigures;
 }
@@ -45,15 +57,26 @@ export async function streamsFigures(options: {
 }): Promise<StreamsFigures> {
   const soakSeconds = Math.max(15, Number(Deno.env.get("BENCH_SOAK_SECONDS") ?? 60));
   let stopTrio: (() => Promise<void>) | undefined;
+  let transport: Child | undefined;
   let loaded: Record<Target, RoundRun[]>;
   let peakRssMb: StreamsFigures["peakRssMb"];
   let soak: LongSoakFigures;
   try {
-    const { bare, gateway, targets: t, stop } = await startBenchTrio();
+    const { backend, bare, gateway, targets: t, stop } = await startBenchTrio();
     stopTrio = stop;
+    const v8 = (await startTaskFlags()).filter((flag) => flag.startsWith("--v8-flags="));
+    transport = await spawnDeno({
+      name: "transport alone",
+      args: ["run", ...v8, "--allow-net", "--allow-env", "--allow-read", "bench/client_proxy.ts"]
+        .concat("undici-dispatch", backend.url),
+    });
     const pid = gateway.child.pid;
     const targets: Record<Target, LoadTarget> = {
       bare: { spec: t.bare.streamedLoad, pid: bare.pid },
+      transport: {
+        spec: { ...t.bare.streamedLoad, url: t.bare.streamedLoad.url.replace(bare.url, transport.url) },
+        pid: transport.pid,
+      },
       gateway: { spec: t.gateway.streamedLoad, pid },
       gatewayB: { spec: t.gatewayB.streamedLoad, pid },
     };
@@ -70,16 +93,17 @@ export async function streamsFigures(options: {
       chunks: LONG_CHUNKS,
     });
   } finally {
+    await transport?.stop();
     await stopTrio?.();
   }
   const of = (pick: (r: RoundRun) => number) =>
     Object.fromEntries(
-      (["bare", ...GATEWAYS] as const).map((n) => [n, median(loaded[n].map(pick))]),
+      TARGETS.map((n) => [n, median(loaded[n].map(pick))]),
     ) as Record<
       Target,
       number
     >;
-  const ratios = (g: Gateway, pick: (r: RoundRun) => number) =>
+  const ratios = (g: Exclude<Target, "bare">, pick: (r: RoundRun) => number) =>
     perRound(loaded[g], loaded.bare, (x, b) => pick(x) / pick(b));
   return {
     rounds: options.rounds,
@@ -87,10 +111,15 @@ export async function streamsFigures(options: {
     connections: options.connections,
     streamsPerSec: of((r) => r.requestsPerSec),
     cpuUsPerStream: of((r) => r.cpuUsPerRequest),
+    mainUsPerStream: of((r) => r.mainUsPerRequest),
     toBare: Object.fromEntries(GATEWAYS.map((g) => [g, {
       streamsPerSec: ratios(g, (r) => r.requestsPerSec),
       cpuUsPerStream: ratios(g, (r) => r.cpuUsPerRequest),
     }])) as StreamsFigures["toBare"],
+    mainToBare: Object.fromEntries(
+      (["transport", ...GATEWAYS] as const).map((n) => [n, ratios(n, (r) => r.mainUsPerRequest)]),
+    ) as StreamsFigures["mainToBare"],
+    transportStreamsToBare: ratios("transport", (r) => r.requestsPerSec),
     peakRssMb,
     soak,
   };
@@ -128,6 +157,25 @@ export function streamsRows(f: StreamsFigures): Row[] {
         },
       ];
     }),
+    {
+      figure:
+        `Main-thread CPU per stream ÷ bare proxy's, ${c} connections: transport alone / format A / format B`,
+      value:
+        (["transport", ...GATEWAYS] as const).map((n) => median(f.mainToBare[n]).toFixed(2)).join(" / ") +
+        ` (bare proxy ${us(f.mainUsPerStream.bare)}; transport alone serves ${
+          pct(median(f.transportStreamsToBare))
+        } of its streams per second)`,
+      target: "",
+    },
+    {
+      figure:
+        "Gateway's own main-thread work per stream beyond the transport ÷ bare proxy's main thread (A / B)",
+      value: GATEWAYS.map((g) => median(perRound(f.mainToBare[g], f.mainToBare.transport, (x, t) => x - t)))
+        .map((r) => r.toFixed(2)).join(" / "),
+      target: `room left by the streams target: ${
+        (1 / STREAMS_TO_BARE - median(f.mainToBare.transport)).toFixed(2)
+      }`,
+    },
     {
       figure: "Peak memory after the streaming load (RSS, VmHWM): gateway / bare proxy",
       value: `${f.peakRssMb.gateway.toFixed(1)} / ${f.peakRssMb.bare.toFixed(1)} MB (${times(rssRatio)})`,
