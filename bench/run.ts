@@ -161,6 +161,7 @@ async function coreSection(tool: LoadTool) {
       firstByteSamples: FIRST_BYTE_SAMPLES,
       longStreamChunks: LONG_STREAM_CHUNKS,
       log,
+      warm: (t) => runLoad(tool, { ...targets[t].streamedLoad, connections: CONNECTIONS, seconds: 2 }),
     });
     // VmHWM only grows, so one reading after all the load is the peak over all of it.
     peakRssMb = (await memoryOf(gateway.child.pid))?.peakMb ?? NaN;
