@@ -14,7 +14,9 @@
  */
 import type { LoadTool } from "./load.ts";
 import { startBenchTrio, startTaskFlags } from "./gateway_setup.ts";
-import { type Child, memoryOf, spawnDeno } from "./spawn.ts";
+import { type Child, memoryOf } from "./spawn.ts";
+import { spawnClientProxy } from "./upstream_clients.ts";
+import { ollamaTarget } from "./targets.ts";
 import { loadInRounds, type LoadTarget, perRound, type RoundRun } from "./rounds.ts";
 import { median } from "./streaming.ts";
 import { count, pct, type Row, times, us } from "./report.ts";
@@ -23,7 +25,9 @@ import { type LongSoakFigures, longStreamSoak } from "./long_soak.ts";
 const GATEWAYS = ["gateway", "gatewayB"] as const;
 type Gateway = typeof GATEWAYS[number];
 type Target = "bare" | "transport" | Gateway;
-const TARGETS = ["bare", "transport", ...GATEWAYS] as const;
+/** What is held to the bare proxy. */
+const COMPARED = ["transport", ...GATEWAYS] as const;
+const TARGETS = ["bare", ...COMPARED] as const;
 
 const STREAMS_TO_BARE = 0.8;
 const CPU_TO_BARE = 1.5;
@@ -42,7 +46,7 @@ export interface StreamsFigures {
   /** Each format's figure ÷ the bare proxy's, within a round: the median, and round by round. */
   toBare: Record<Gateway, { streamsPerSec: number[]; cpuUsPerStream: number[] }>;
   /** Main-thread CPU per stream ÷ the bare proxy's, round by round; and the transport's streams per second ÷. */
-  mainToBare: Record<"transport" | Gateway, number[]>;
+  mainToBare: Record<typeof COMPARED[number], number[]>;
   transportStreamsToBare: number[];
   peakRssMb: { gateway: number; bare: number };
   soak: LongSoakFigures;
@@ -65,18 +69,11 @@ export async function streamsFigures(options: {
     const { backend, bare, gateway, targets: t, stop } = await startBenchTrio();
     stopTrio = stop;
     const v8 = (await startTaskFlags()).filter((flag) => flag.startsWith("--v8-flags="));
-    transport = await spawnDeno({
-      name: "transport alone",
-      args: ["run", ...v8, "--allow-net", "--allow-env", "--allow-read", "bench/client_proxy.ts"]
-        .concat("undici-dispatch", backend.url),
-    });
+    transport = await spawnClientProxy("undici-dispatch", backend.url, v8);
     const pid = gateway.child.pid;
     const targets: Record<Target, LoadTarget> = {
       bare: { spec: t.bare.streamedLoad, pid: bare.pid },
-      transport: {
-        spec: { ...t.bare.streamedLoad, url: t.bare.streamedLoad.url.replace(bare.url, transport.url) },
-        pid: transport.pid,
-      },
+      transport: { spec: ollamaTarget("bare", transport.url).streamedLoad, pid: transport.pid },
       gateway: { spec: t.gateway.streamedLoad, pid },
       gatewayB: { spec: t.gatewayB.streamedLoad, pid },
     };
@@ -103,7 +100,7 @@ export async function streamsFigures(options: {
       Target,
       number
     >;
-  const ratios = (g: Exclude<Target, "bare">, pick: (r: RoundRun) => number) =>
+  const ratios = (g: typeof COMPARED[number], pick: (r: RoundRun) => number) =>
     perRound(loaded[g], loaded.bare, (x, b) => pick(x) / pick(b));
   return {
     rounds: options.rounds,
@@ -117,7 +114,7 @@ export async function streamsFigures(options: {
       cpuUsPerStream: ratios(g, (r) => r.cpuUsPerRequest),
     }])) as StreamsFigures["toBare"],
     mainToBare: Object.fromEntries(
-      (["transport", ...GATEWAYS] as const).map((n) => [n, ratios(n, (r) => r.mainUsPerRequest)]),
+      COMPARED.map((n) => [n, ratios(n, (r) => r.mainUsPerRequest)]),
     ) as StreamsFigures["mainToBare"],
     transportStreamsToBare: ratios("transport", (r) => r.requestsPerSec),
     peakRssMb,
@@ -160,8 +157,7 @@ export function streamsRows(f: StreamsFigures): Row[] {
     {
       figure:
         `Main-thread CPU per stream ÷ bare proxy's, ${c} connections: transport alone / format A / format B`,
-      value:
-        (["transport", ...GATEWAYS] as const).map((n) => median(f.mainToBare[n]).toFixed(2)).join(" / ") +
+      value: COMPARED.map((n) => median(f.mainToBare[n]).toFixed(2)).join(" / ") +
         ` (bare proxy ${us(f.mainUsPerStream.bare)}; transport alone serves ${
           pct(median(f.transportStreamsToBare))
         } of its streams per second)`,

@@ -16,6 +16,27 @@ export type UpstreamFigures = Record<
   { requestsPerSec: number; cpuUsPerRequest: number; toFetch: number }
 >;
 
+/** The bare proxy rebuilt on `client` (`bench/client_proxy.ts`), with V8 flags if given. */
+export function spawnClientProxy(
+  client: UpstreamClient,
+  backendUrl: string,
+  v8Flags: string[] = [],
+): Promise<Child> {
+  return spawnDeno({
+    name: `${client} proxy`,
+    args: [
+      "run",
+      ...v8Flags,
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "bench/client_proxy.ts",
+      client,
+      backendUrl,
+    ],
+  });
+}
+
 export async function upstreamClientFigures(options: {
   tool: LoadTool;
   backendUrl: string;
@@ -32,18 +53,7 @@ export async function upstreamClientFigures(options: {
   const proxies = { fetch: options.bare } as Record<UpstreamClient, { url: string; pid: number }>;
   try {
     for (const client of UPSTREAM_CLIENTS.slice(1)) {
-      const child = await spawnDeno({
-        name: `${client} proxy`,
-        args: [
-          "run",
-          "--allow-net",
-          "--allow-env",
-          "--allow-read",
-          "bench/client_proxy.ts",
-          client,
-          options.backendUrl,
-        ],
-      });
+      const child = await spawnClientProxy(client, options.backendUrl);
       spawned.push(child);
       proxies[client] = child;
     }
