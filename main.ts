@@ -20,6 +20,7 @@ import { log, safeLocation } from "./lib/log/mod.ts";
 import { failStartup, type StartStep } from "./lib/server/startup_failure.ts";
 import { codeVersion } from "./lib/log/version.ts";
 import { DEFAULT_KV_PATH } from "./lib/store/kv.ts";
+import { warmUpBeforeServing } from "./lib/warm_up/mod.ts";
 
 /** `work`, or the process ends with the one line saying which setting stopped it at `step`. */
 async function step<T>(name: StartStep, work: () => T | Promise<T>): Promise<T> {
@@ -43,6 +44,11 @@ const deploy = config.profile === "deploy";
 const served = import.meta.main && !deploy ? runtimeServe() : undefined;
 const listens = import.meta.main && !deploy && served === undefined;
 const gateway = await step("store", () => Gateway.open(config));
+// Before the warm-up: a signal during it stops the gateway as it would a serving one.
+const stop = gateway.stopOnSignals();
+// Before the first request can come: through the gateway's own listener, or the runtime's once this module
+// has been evaluated (`deno serve`).
+const warmed = import.meta.main ? await warmUpBeforeServing(gateway) : undefined;
 let address = deploy ? "served by the runtime (deploy profile)" : "served by the runtime (deno serve)";
 if (listens) {
   const { addr } = await step("listen", () => gateway.listen());
@@ -50,7 +56,6 @@ if (listens) {
 }
 // Not where the workers of `--parallel` would all want the one port, nor for an importer (nor on Deploy).
 if (import.meta.main && !served?.parallel) await step("metrics", () => gateway.serveMetrics());
-const stop = gateway.stopOnSignals();
 if (import.meta.main) {
   // Not under the Deploy profile: there the platform ends the process itself. Before the start line: a
   // process manager may stop its command as soon as it reads that line, and a launcher that ends before it was
@@ -67,6 +72,7 @@ if (import.meta.main) {
     servers: servers.size,
     users: users.size,
     accessLog: config.accessLog,
+    warmUpMs: warmed && Math.round(warmed.ms),
   });
   if (watch) {
     log.debug("gateway.launchers", "stops when any of these launchers ends", {

@@ -7,6 +7,7 @@
 import { loadConfig } from "./lib/config.ts";
 import { Gateway } from "./lib/gateway.ts";
 import { SharedLoad } from "./lib/routing/mod.ts";
+import { warmUpBeforeServing } from "./lib/warm_up/mod.ts";
 import { errorText } from "./lib/log/mod.ts";
 import type { StartStep } from "./lib/server/startup_failure.ts";
 
@@ -23,6 +24,7 @@ try {
   const gateway = await Gateway.open(loadConfig(), { shared: new SharedLoad(shared) });
   // Before listening: a signal may come first, and every worker must hear of the others' stop.
   gateway.stopOnSignals();
+  await warmUpBeforeServing(gateway);
   step = "listen";
   const listening = gateway.listen({ port, reusePort: true });
   worker.postMessage({ port: listening.addr.port });

@@ -12,8 +12,9 @@
  * Two more sections follow, each with processes of its own, its table and its results file: the Responses and
  * Messages APIs against chat completions (bench/support/faces.ts, `faces.json`), and the gateway on a network
  * store against one on a local store (bench/support/remote_store.ts, `remote_store.json`), and streamed answers
- * against the bare proxy (bench/support/streams.ts, `streams.json`). `--only faces`, `--only remote`,
- * `--only streams` or `--only core` (or a comma-separated list) runs just those.
+ * against the bare proxy (bench/support/streams.ts, `streams.json`), and a gateway and a bare proxy just
+ * started, before any load (bench/support/fresh_start.ts, `fresh_start.json`). `--only faces`, `--only remote`,
+ * `--only streams`, `--only fresh` or `--only core` (or a comma-separated list) runs just those.
  */
 import { cpuTimeUs, memoryOf, runDeno } from "./support/spawn.ts";
 import { startBenchTrio } from "./support/gateway_setup.ts";
@@ -29,6 +30,7 @@ import { checked, inRounds, rotated } from "./support/rounds.ts";
 import { facesFigures, facesRows } from "./support/faces.ts";
 import { remoteStoreFigures, remoteStoreRows } from "./support/remote_store.ts";
 import { streamsFigures, streamsRows } from "./support/streams.ts";
+import { freshStartFigures, freshStartRows } from "./support/fresh_start.ts";
 import { parseArgs } from "node:util";
 
 const ROUNDS = Math.max(1, Number(Deno.env.get("BENCH_ROUNDS") ?? 5));
@@ -272,6 +274,7 @@ const SECTIONS = {
   faces: (tool: LoadTool) => separateSection(tool, "faces.json", facesFigures, facesRows),
   remote: (tool: LoadTool) => separateSection(tool, "remote_store.json", remoteStoreFigures, remoteStoreRows),
   streams: (tool: LoadTool) => separateSection(tool, "streams.json", streamsFigures, streamsRows),
+  fresh: (tool: LoadTool) => separateSection(tool, "fresh_start.json", freshStartFigures, freshStartRows),
 };
 type Section = keyof typeof SECTIONS;
 

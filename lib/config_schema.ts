@@ -240,6 +240,15 @@ export const SETTINGS = {
     "GATEWAY_ACCESS_LOG",
     z.enum(["0", "1", "false", "true"]).default("0").transform((on) => on === "1" || on === "true"),
   ),
+  /**
+   * `1`: before taking its first request, the gateway serves a few hundred chats to a private copy of itself
+   * (lib/warm_up/), so its first clients are served by optimized code; `0` starts it without (a start some
+   * hundred ms sooner). Never under the Deploy profile, where the platform starts isolates on demand.
+   */
+  warmUp: from(
+    "GATEWAY_WARM_UP",
+    z.enum(["0", "1", "false", "true"]).default("1").transform((on) => on === "1" || on === "true"),
+  ),
 } satisfies Record<string, Setting>;
 
 /** Each setting's value as its schema gives it, under its name in `Config`. */

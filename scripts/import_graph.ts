@@ -17,7 +17,18 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["log", "store", "audit"],
   ["auth", "policy", "usage", "account", "shape", "routing", "backends", "faces"],
   ["http", "metrics"],
-  ["config", "config_schema", "pipeline", "discovery", "deps", "server", "gateway", "admin", "admin_web"],
+  [
+    "config",
+    "config_schema",
+    "pipeline",
+    "discovery",
+    "deps",
+    "server",
+    "gateway",
+    "warm_up",
+    "admin",
+    "admin_web",
+  ],
 ];
 
 const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");

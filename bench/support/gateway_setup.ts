@@ -15,6 +15,8 @@ export interface BenchGateway {
   secret: string;
   /** The folder holding the store; removed by `close`. */
   dir: string;
+  /** From spawning the process to its listening. */
+  spawnToListenMs: number;
   close(): Promise<void>;
 }
 
@@ -42,16 +44,15 @@ export async function startBenchGateway(
       ...["key", "create", "--model", BENCH_MODEL, "--name", "bench", "--user", "bench", "--rpm", HIGH],
       ...["--daily-tokens", HIGH, "--weekly-tokens", HIGH, "--monthly-tokens", HIGH],
     );
-    child = await spawnDeno({
-      name: "gateway",
-      args: [...await startTaskFlags(), ...runtimeFlags, "main.ts"],
-      env: { ...env, PORT: "0", HOST: "127.0.0.1" },
-    });
+    const args = [...await startTaskFlags(), ...runtimeFlags, "main.ts"];
+    const spawned = performance.now();
+    child = await spawnDeno({ name: "gateway", args, env: { ...env, PORT: "0", HOST: "127.0.0.1" } });
     const started = child;
     return {
       child: started,
       secret: key.key,
       dir,
+      spawnToListenMs: performance.now() - spawned,
       close: async () => {
         await started.stop();
         await Deno.remove(dir, { recursive: true });
