@@ -14,7 +14,8 @@ import { killChild } from "./support/chat_streams.ts";
 import { freePort } from "./support/listening_ports.ts";
 
 Deno.test("a warm-up serves every chat it sends, for both kinds of server, and closes all it opened", async () => {
-  const report = await warmUp(defaultConfig({ logLevel: "warn" }), {
+  // A queue bound of one would refuse some of a round's chats if the warm-up kept it.
+  const report = await warmUp(defaultConfig({ logLevel: "warn", queueMax: 1 }), {
     kinds: new Set(["ollama", "openai"]),
     rounds: 3,
   });

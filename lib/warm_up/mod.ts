@@ -109,8 +109,19 @@ export async function warmUp(
   try {
     // Written before the gateway opens: its first view of the store has them, so it logs no change.
     const secrets = await seed(kv, model.url, kinds.size ? kinds : new Set<BackendKind>(["ollama"]));
+    // A round's chats may all wait for the stand-in's one learned slot: a queue bound set lower than that
+    // would refuse some of them.
+    const queueMax = Math.max(config.queueMax, 8 * secrets.size);
     gateway = await Gateway.open(
-      { ...config, host: "127.0.0.1", port: 0, accessLog: false, traces: false, metricsPort: undefined },
+      {
+        ...config,
+        host: "127.0.0.1",
+        port: 0,
+        accessLog: false,
+        traces: false,
+        metricsPort: undefined,
+        queueMax,
+      },
       { kv, probe: false },
     );
     const { addr } = gateway.listen({ hostname: "127.0.0.1", port: 0 });
