@@ -242,8 +242,8 @@ export const SETTINGS = {
   ),
   /**
    * `1`: before taking its first request, the gateway serves a few hundred chats to a private copy of itself
-   * (lib/warm_up/), so its first clients are served by optimized code; `0` starts it without (a start some
-   * hundred ms sooner). Never under the Deploy profile, where the platform starts isolates on demand.
+   * (lib/warm_up/), so its first clients are served by optimized code; `0` starts it without (some 0.8 s
+   * sooner). Never under the Deploy profile, where the platform starts isolates on demand.
    */
   warmUp: from(
     "GATEWAY_WARM_UP",
