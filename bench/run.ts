@@ -21,8 +21,8 @@ import { startBenchTrio } from "./support/gateway_setup.ts";
 import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./support/load.ts";
 import { median } from "./support/streaming.ts";
 import { ollamaTarget, type Target, TARGET_NAMES, type TargetName } from "./support/targets.ts";
-import { type Figures, markdownTable, peakRssTargetMb, type Row, rows } from "./support/report.ts";
-import { machineInfo } from "./support/machine.ts";
+import { type Figures, peakRssTargetMb, type Row, rows } from "./support/report.ts";
+import { publishSection } from "./support/results.ts";
 import { streamedSoak } from "./support/soak.ts";
 import { streamingFigures } from "./support/core_streaming.ts";
 import { upstreamClientFigures, type UpstreamFigures } from "./support/upstream_clients.ts";
@@ -39,7 +39,6 @@ const SECONDS = Math.max(1, Number(Deno.env.get("BENCH_SECONDS") ?? 3));
 const CONNECTIONS = 64;
 const FIRST_BYTE_SAMPLES = 60;
 const LONG_STREAM_CHUNKS = 20_000;
-const resultsFile = new URL("./results/latest.json", import.meta.url);
 
 const log = (line: string) => console.error(`bench: ${line}`);
 
@@ -213,14 +212,9 @@ async function coreSection(tool: LoadTool) {
     upstream,
     store: { lookup: store.lookup, admission: store.admission },
   };
-  const table = rows(figures);
-  const markdown = markdownTable(table);
-  console.log(markdown);
-  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
-  const result = {
-    startedAt: started.toISOString(),
-    finishedAt: new Date().toISOString(),
-    machine: await machineInfo({ loadTool: tool }),
+  await publishSection("latest.json", {
+    tool,
+    started,
     settings: {
       rounds: ROUNDS,
       secondsPerRun: SECONDS,
@@ -228,10 +222,9 @@ async function coreSection(tool: LoadTool) {
       longStreamChunks: LONG_STREAM_CHUNKS,
     },
     figures,
-    table,
-  };
-  await Deno.writeTextFile(resultsFile, JSON.stringify(result, null, 2) + "\n");
-  log(`results written to ${resultsFile.pathname}`);
+    table: rows(figures),
+    log,
+  });
 }
 
 /**
@@ -246,19 +239,7 @@ async function separateSection<F>(
 ) {
   const started = new Date();
   const figures = await measure({ tool, rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, log });
-  const rowsOf = table(figures);
-  console.log(markdownTable(rowsOf));
-  const url = new URL(`./results/${file}`, import.meta.url);
-  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
-  const result = {
-    startedAt: started.toISOString(),
-    finishedAt: new Date().toISOString(),
-    machine: await machineInfo({ loadTool: tool }),
-    figures,
-    table: rowsOf,
-  };
-  await Deno.writeTextFile(url, JSON.stringify(result, null, 2) + "\n");
-  log(`results written to ${url.pathname}`);
+  await publishSection(file, { tool, started, figures, table: table(figures), log });
 }
 
 interface SectionOptions {
