@@ -154,11 +154,18 @@ export class Shares {
       }
     }
     const writtenAt = ++this.#seq;
+    const states = new Set<OwnerState>();
     for (const [state, entry] of batch) {
       state.written(entry, writtenAt);
+      states.add(state);
       // An allowance's share shows these tokens until its next write: more than it holds, never less.
       if (!state.allowance.lending) this.publish(state);
     }
+    // Forgotten now rather than at the next renewal: an owner far from its cap publishes only then, and until
+    // then kept an entry per request (some 10 s of them), which outlived young collections and made the old
+    // generation, and what each full collection marks, megabytes larger under load.
+    const oldest = this.#oldestRead();
+    for (const state of states) state.prune(oldest);
   }
 
   /**
