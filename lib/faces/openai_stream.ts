@@ -10,6 +10,8 @@ import type { StreamContext, StreamRenderer } from "./face.ts";
 import { newToolCallId } from "./tool_call_id.ts";
 
 const sse = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
+/** The first chunk's delta: the role, with empty content as OpenAI sends it. */
+const ROLE = '{"role":"assistant","content":""}';
 
 export function openaiStreamRenderer(
   ctx: StreamContext,
@@ -24,10 +26,7 @@ export function openaiStreamRenderer(
   // Every chunk repeats the stream's fields around its delta: encoded once per stream, not once per chunk.
   const head = `data: ${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":`;
   const tail = `,"logprobs":null,"finish_reason":null}]}\n\n`;
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    finish === null
-      ? head + JSON.stringify(delta) + tail
-      : sse({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const chunk = (delta: Record<string, unknown>) => head + JSON.stringify(delta) + tail;
   let started = false;
   let toolIndex = 0;
 
@@ -37,7 +36,7 @@ export function openaiStreamRenderer(
       let out = "";
       if (!started) {
         started = true;
-        out += chunk({ role: "assistant", content: "" });
+        out += head + ROLE + tail;
       }
       if (event.type === "delta") {
         if (event.thinking) out += chunk({ reasoning_content: event.thinking });
@@ -55,7 +54,9 @@ export function openaiStreamRenderer(
         }
         return out;
       }
-      out += chunk({}, toolIndex > 0 ? "tool_calls" : event.finishReason);
+      out += `${head}{},"logprobs":null,"finish_reason":"${
+        toolIndex > 0 ? "tool_calls" : event.finishReason
+      }"}]}\n\n`;
       if (ctx.includeUsage) {
         out += sse({
           ...base,
