@@ -192,7 +192,7 @@ class BackendEvents implements StreamEvents {
     this.#queue = [];
     this.#at = 0;
     this.#reads.close();
-    if (this.delivered) void readToEnd(this.reader, this.open, this.stop);
+    if (this.delivered) readToEnd(this.reader, this.open, this.stop);
     else this.stop();
   }
 }
@@ -231,17 +231,31 @@ const END_MS = 1_000;
  * runtime can put the backend connection back in its pool; a backend that sends more, or does not end its
  * body soon, is cut off instead. Either way the response is released here, not left to a timer.
  */
-async function readToEnd(
+function readToEnd(reader: ChunkReader, open: OpenResponse, stop: () => void): void {
+  let read;
+  try {
+    read = reader.take();
+  } catch {
+    return open.release();
+  }
+  // Usually the body ended with the answer's last event, which is known without waiting, a timer or a promise.
+  if (read?.done) open.release();
+  else void readRest(reader, open, stop, read);
+}
+
+async function readRest(
   reader: ChunkReader,
   open: OpenResponse,
   stop: () => void,
+  first: IteratorResult<Uint8Array, undefined> | undefined,
 ) {
   let left = END_BYTES;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let taken = first;
   try {
     for (;;) {
-      // Usually the body ended with the answer's last event, which is known without waiting or a timer.
-      let read = reader.take();
+      let read = taken ?? reader.take();
+      taken = undefined;
       if (read === undefined) {
         timer ??= setTimeout(stop, END_MS);
         read = await reader.read();
