@@ -112,7 +112,10 @@ export function routingServices(
   fetcher: typeof fetch,
   now = Date.now,
   random = Math.random,
-  { shared, routing: policy = "scheduled" }: Pick<DepsOptions, "shared" | "routing"> = {},
+  { shared, routing: policy = "scheduled", quietProbes }: Pick<
+    DepsOptions,
+    "shared" | "routing" | "quietProbes"
+  > = {},
 ) {
   const servers = new ServerState({
     now,
@@ -134,6 +137,7 @@ export function routingServices(
     intervalMs: config.probeIntervalMs,
     timeoutMs: config.probeTimeoutMs,
     now,
+    logChanges: !quietProbes,
   });
   const scheduler = new Scheduler({
     state: servers,
@@ -157,6 +161,8 @@ export interface DepsOptions {
   random?: () => number;
   /** Health-check the servers in the background (the default); tests that probe by hand turn it off. */
   probe?: boolean;
+  /** The probes log no server going up or down: the warm-up's own gateway, whose servers are its own. */
+  quietProbes?: boolean;
   /**
    * `weighted`: the plain weighted draw, no slots and no queue, as the gateway routed before scheduling. Not an
    * operator's setting: only the routing bench asks for it, to compare the scheduler with it on one workload.

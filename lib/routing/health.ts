@@ -29,6 +29,8 @@ export interface HealthOptions {
   loadedModels?: boolean;
   /** Measures probe durations. */
   now?: () => number;
+  /** Logs each server going up or down (the default); the warm-up's own gateway is quiet. */
+  logChanges?: boolean;
 }
 
 /** A probe failure whose message is already fit to show. */
@@ -236,6 +238,7 @@ export class HealthProber {
   }
 
   #logChange(name: string, result: ProbeResult): void {
+    if (this.options.logChanges === false) return;
     const was = this.#logged.get(name);
     if (was === result.ok) return;
     this.#logged.set(name, result.ok);

@@ -24,7 +24,15 @@ import type { Config } from "../config.ts";
 import { Gateway } from "../gateway.ts";
 import { Catalog } from "../store/catalog.ts";
 import { createKey } from "../store/keys.ts";
-import { type BackendKind, basePolicy } from "../store/records.ts";
+import type { BackendKind } from "../store/records.ts";
+import {
+  HIGH,
+  NO_SHAPES,
+  type StoreShapes,
+  storeShapes,
+  warmUpPolicies,
+  warmUpServer,
+} from "./record_shapes.ts";
 import { startStandInServer } from "./stand_in_server.ts";
 import { warmUpAsks } from "./asks.ts";
 import { errorText, log } from "../log/mod.ts";
@@ -50,11 +58,12 @@ export interface WarmUpOptions {
   rounds?: number;
   /** Stops after the round that passed this, on a machine much slower than expected. */
   maxMs?: number;
+  /** The store's record shapes, for the warm-up's own records (`record_shapes.ts`). */
+  shapes?: StoreShapes;
 }
 
 const ROUNDS = 300;
 const MAX_MS = 5_000;
-const HIGH = 1_000_000_000;
 
 /**
  * Warms up as the configuration says, for the servers the store holds; never fails the start: a warm-up that
@@ -63,9 +72,11 @@ const HIGH = 1_000_000_000;
 export async function warmUpBeforeServing(gateway: Gateway): Promise<WarmUpReport | undefined> {
   const { config } = gateway;
   if (!config.warmUp || config.profile === "deploy") return undefined;
+  const servers = gateway.deps.view.snapshot.servers.values();
   const kinds = new Set([...gateway.deps.view.snapshot.servers.values()].map((server) => server.kind));
   try {
-    const report = await warmUp(config, { kinds });
+    const shapes = await storeShapes(gateway.deps.view.kv, servers);
+    const report = await warmUp(config, { kinds, shapes });
     if (report.failed) {
       log.warn("gateway.warm_up", `${report.failed} of ${report.requests} warm-up chats failed`, {
         ...report,
@@ -78,37 +89,52 @@ export async function warmUpBeforeServing(gateway: Gateway): Promise<WarmUpRepor
   }
 }
 
-/** The warm-up's user, and per kind a server on the stand-in and a key bound to it; their secrets by kind. */
+const warmUpTag = (kind: BackendKind) => `warm-up-${kind}`;
+
+/**
+ * The warm-up's user, and per kind a server on the stand-in, a cluster of it and keys bound to it, shaped like
+ * the store's records; the keys' secrets by kind.
+ */
 async function seed(
   kv: Deno.Kv,
   url: string,
   kinds: ReadonlySet<BackendKind>,
-): Promise<Map<BackendKind, string>> {
+  shapes: StoreShapes,
+): Promise<Map<BackendKind, string[]>> {
   const catalog = new Catalog(kv);
-  await catalog.users.add({ name: "warm-up", dailyTokens: HIGH, weeklyTokens: HIGH, monthlyTokens: HIGH });
-  const secrets = new Map<BackendKind, string>();
+  const user = "warm-up";
+  await catalog.users.add({ name: user, dailyTokens: HIGH, weeklyTokens: HIGH, monthlyTokens: HIGH });
+  const secrets = new Map<BackendKind, string[]>();
   for (const kind of kinds) {
-    const tag = `warm-up-${kind}`;
-    await catalog.servers.add({ name: tag, url, kind, models: [{ tag }], weight: 1, enabled: true });
-    const policy = { ...basePolicy(tag), name: tag, user: "warm-up", rpm: HIGH, dailyTokens: HIGH };
-    secrets.set(kind, (await createKey(kv, policy)).secret);
+    const tag = warmUpTag(kind);
+    const like = shapes.servers.find((server) => server.kind === kind);
+    await catalog.servers.add(
+      warmUpServer(like, { name: tag, url, kind, models: [{ tag }], weight: 1, enabled: true }),
+    );
+    await catalog.clusters.add({ name: tag, servers: [tag] });
+    const keys: string[] = [];
+    for (const policy of warmUpPolicies(shapes.keys, tag, user, tag)) {
+      keys.push((await createKey(kv, policy)).secret);
+    }
+    secrets.set(kind, keys);
   }
   return secrets;
 }
 
 export async function warmUp(
   config: Config,
-  { kinds, rounds = ROUNDS, maxMs = MAX_MS }: WarmUpOptions,
+  { kinds, rounds = ROUNDS, maxMs = MAX_MS, shapes = NO_SHAPES }: WarmUpOptions,
 ): Promise<WarmUpReport> {
   const started = performance.now();
   const kv = await Deno.openKv(":memory:");
-  const model = startStandInServer();
+  const served = kinds.size ? kinds : new Set<BackendKind>(["ollama"]);
+  const model = startStandInServer([...served].map(warmUpTag));
   let gateway: Gateway | undefined;
   let requests = 0;
   let failed = 0;
   try {
     // Written before the gateway opens: its first view of the store has them, so it logs no change.
-    const secrets = await seed(kv, model.url, kinds.size ? kinds : new Set<BackendKind>(["ollama"]));
+    const secrets = await seed(kv, model.url, served, shapes);
     // A round's chats may all wait for the stand-in's one learned slot: a queue bound set lower than that
     // would refuse some of them.
     const queueMax = Math.max(config.queueMax, 8 * secrets.size);
@@ -122,13 +148,17 @@ export async function warmUp(
         metricsPort: undefined,
         queueMax,
       },
-      { kv, probe: false },
+      { kv, quietProbes: true },
     );
+    // Its chats are routed with what a probe of the stand-in told, as the real gateway's are.
+    await gateway.deps.prober?.probeNow();
     const { addr } = gateway.listen({ hostname: "127.0.0.1", port: 0 });
     const base = `http://127.0.0.1:${addr.port}`;
     for (let round = 0; round < rounds && performance.now() - started < maxMs; round++) {
       const sent: Promise<boolean>[] = [];
-      for (const secret of secrets.values()) {
+      for (const keys of secrets.values()) {
+        // The keys' shapes take turns, so each is seen as often as V8 needs to optimize for all of them.
+        const secret = keys[round % keys.length];
         for (const ask of warmUpAsks(round)) {
           sent.push(
             fetch(`${base}${ask.path}`, {

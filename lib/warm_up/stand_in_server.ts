@@ -3,7 +3,9 @@
  * own process, answering chats as an Ollama (`/api/chat`) and an OpenAI-compatible server such as vLLM
  * (`/v1/chat/completions`) answer them, streamed or whole, with the fields those servers send. The answers
  * look like real ones on purpose: the code that decodes them is optimized for what it saw first, and a shape
- * the real servers never send would only teach it the wrong one.
+ * the real servers never send would only teach it the wrong one. It answers the health probes too (Ollama's
+ * `/api/version`, `/api/tags`, `/api/ps`; `/v1/models`), listing the models it was started for, so that the
+ * warm-up's routing works with what a probed server tells, as the real gateway's does.
  */
 
 /** Pieces of every answer; a request's output ceiling takes fewer. */
@@ -110,8 +112,29 @@ function openaiAnswer(ask: ChatAsk): Response {
   });
 }
 
-async function answer(request: Request): Promise<Response> {
+/** The probes' answers, as an Ollama and an OpenAI-compatible server give them, for `models`. */
+function probeAnswers(models: readonly string[]): Map<string, string> {
+  const modifiedAt = new Date().toISOString();
+  const listed = models.map((name) => ({
+    name,
+    model: name,
+    modified_at: modifiedAt,
+    size: 1_000_000,
+    digest: "0".repeat(64),
+    details: { format: "gguf", family: "llama", families: ["llama"], parameter_size: "1B" },
+  }));
+  return new Map([
+    ["/api/version", JSON.stringify({ version: "0.12.0" })],
+    ["/api/tags", JSON.stringify({ models: listed })],
+    ["/api/ps", JSON.stringify({ models: listed })],
+    ["/v1/models", JSON.stringify({ object: "list", data: models.map((id) => ({ id, object: "model" })) })],
+  ]);
+}
+
+async function answer(request: Request, probes: Map<string, string>): Promise<Response> {
   const path = new URL(request.url).pathname;
+  const probed = request.method === "GET" ? probes.get(path) : undefined;
+  if (probed !== undefined) return new Response(probed, { headers: JSON_HEADERS });
   if (request.method !== "POST" || (path !== "/api/chat" && path !== "/v1/chat/completions")) {
     return new Response('{"error":"not found"}', { status: 404, headers: JSON_HEADERS });
   }
@@ -129,8 +152,13 @@ export interface StandInServer {
   close(): Promise<void>;
 }
 
-export function startStandInServer(): StandInServer {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, answer);
+/** `models`: what its model lists name. */
+export function startStandInServer(models: readonly string[] = []): StandInServer {
+  const probes = probeAnswers(models);
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (request) => answer(request, probes),
+  );
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
     close: () => server.shutdown(),
