@@ -8,8 +8,9 @@
  * turns it off.
  *
  * Before it listens, the gateway serves a few hundred chats to itself through a gateway of its own kind that
- * shares nothing with it: an in-memory store, its own key, its own ledger, metrics and server state, its own
- * listener and a stand-in model server on the loopback, all closed before the real one listens. The code is the
+ * shares nothing with it: an in-memory store, its own keys and server (shaped like the store's,
+ * `record_shapes.ts`), its own ledger, metrics and server state, its own listener and a stand-in model server on
+ * the loopback, probed once as the real servers are, all closed before the real one listens. The code is the
  * same (the same classes, so the same object shapes); only the state differs: the real store, usage, counters,
  * metrics, routing and model servers see none of it.
  *
