@@ -73,8 +73,8 @@ const MAX_MS = 5_000;
 export async function warmUpBeforeServing(gateway: Gateway): Promise<WarmUpReport | undefined> {
   const { config } = gateway;
   if (!config.warmUp || config.profile === "deploy") return undefined;
-  const servers = gateway.deps.view.snapshot.servers.values();
-  const kinds = new Set([...gateway.deps.view.snapshot.servers.values()].map((server) => server.kind));
+  const servers = [...gateway.deps.view.snapshot.servers.values()];
+  const kinds = new Set(servers.map((server) => server.kind));
   try {
     const shapes = await storeShapes(gateway.deps.view.kv, servers);
     const report = await warmUp(config, { kinds, shapes });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { defaultConfig } from "../config.ts";
-import type { KeyRecord, ServerRecord } from "../store/records.ts";
+import { basePolicy, type KeyRecord, type ServerRecord } from "../store/records.ts";
 import { warmUp } from "./mod.ts";
 import { HIGH, storeShapes, warmUpPolicies, warmUpServer } from "./record_shapes.ts";
 
@@ -57,14 +57,9 @@ Deno.test("a warm-up key has a store key's fields in its order, with values the 
 });
 
 Deno.test("warm-up keys: one per shape, the store's after the warm-up's two, four shapes at most", () => {
+  // As `key create` writes it.
   const plain: KeyRecord = {
-    model: "m1",
-    allowIps: [],
-    allowDomains: [],
-    tools: false,
-    vision: false,
-    thinking: false,
-    forceJson: false,
+    ...basePolicy("m1"),
     name: "cli",
     id: "key_2",
     digest: "f".repeat(64),
