@@ -35,6 +35,37 @@ storeTest("an allowance holds a cap exactly through its end, over two processes"
   assert.ok(day > 20_000 - 110, `billed ${day}: nothing held back at the end`);
 });
 
+storeTest(
+  "a cap holds exactly while requests end, the ledger writes and decisions read all at once, over two processes",
+  async (kv) => {
+    const [a, b] = [new Process(kv), new Process(kv)];
+    const k = key("key_overlap", { dailyTokens: 20_000 });
+    // Eight clients per process, each asking again as soon as its last request ended: billed entries are written
+    // and forgotten while other requests' decisions read the store, which must still count what they need.
+    const client = async (p: Process) => {
+      for (;;) {
+        let hold;
+        try {
+          hold = await p.ask(k, 10, 100);
+        } catch (error) {
+          assert.ok(error instanceof QuotaExceeded, String(error));
+          return;
+        }
+        p.end(hold, k, 10 + hold.output!);
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, (_, i) => client(i % 2 ? a : b)));
+    // A refusal was right when it came (others held the rest); once they settled, what is left is served.
+    await Promise.all([a.reservations.idle(), b.reservations.idle()]);
+    await client(a);
+    await Promise.all([a.close(), b.close()]);
+    const { day } = await readTotals(kv, "key", k.id, new Date(NOW));
+    assert.ok(day <= 20_000, `billed ${day} of 20,000`);
+    assert.ok(day > 20_000 - 110, `billed ${day}: nothing held back at the end`);
+  },
+);
+
 storeTest("an allowance no request took from is given back at the next renewal", async (kv) => {
   const p = new Process(kv, 300);
   const k = key("key_idle", { dailyTokens: 1_000_000 });
