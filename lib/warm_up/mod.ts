@@ -93,8 +93,8 @@ export async function warmUpBeforeServing(gateway: Gateway): Promise<WarmUpRepor
 const warmUpTag = (kind: BackendKind) => `warm-up-${kind}`;
 
 /**
- * The warm-up's user, and per kind a server on the stand-in, a cluster of it and keys bound to it, shaped like
- * the store's records; the keys' secrets by kind.
+ * The warm-up's user, and per kind a server on the stand-in and keys bound to it (and a cluster of it, for keys
+ * bound to one), shaped like the store's records; the keys' secrets by kind.
  */
 async function seed(
   kv: Deno.Kv,
@@ -112,11 +112,13 @@ async function seed(
     await catalog.servers.add(
       warmUpServer(like, { name: tag, url, kind, models: [{ tag }], weight: 1, enabled: true }),
     );
-    await catalog.clusters.add({ name: tag, servers: [tag] });
-    const keys: string[] = [];
-    for (const policy of warmUpPolicies(shapes.keys, tag, user, tag)) {
-      keys.push((await createKey(kv, policy)).secret);
+    const policies = warmUpPolicies(shapes.keys, tag, user, tag);
+    // A cluster only for keys bound to one, as the store's were.
+    if (policies.some((p) => p.cluster !== undefined)) {
+      await catalog.clusters.add({ name: tag, servers: [tag] });
     }
+    const keys: string[] = [];
+    for (const policy of policies) keys.push((await createKey(kv, policy)).secret);
     secrets.set(kind, keys);
   }
   return secrets;

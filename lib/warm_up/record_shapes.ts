@@ -40,8 +40,9 @@ export async function storeShapes(kv: Deno.Kv, servers: Iterable<ServerRecord>):
   const keys = new Map<string, KeyRecord>();
   for await (const entry of kv.list<KeyRecord>({ prefix: [KV_KEYS.keys] }, { limit: SAMPLED_KEYS })) {
     const key = entry.value;
+    const shape = shapeOf(key);
     // A revoked key is refused before its shape matters.
-    if (key.revokedAt === undefined && !keys.has(shapeOf(key))) keys.set(shapeOf(key), key);
+    if (key.revokedAt === undefined && !keys.has(shape)) keys.set(shape, key);
   }
   return { servers: [...byKind.values()], keys: [...keys.values()] };
 }
@@ -102,8 +103,9 @@ export function warmUpPolicies(
   for (const like of likes) {
     if (policies.length >= KEY_SHAPES) break;
     const policy = policyLike(like, model, user, cluster);
-    if (seen.has(shapeOf(policy))) continue;
-    seen.add(shapeOf(policy));
+    const shape = shapeOf(policy);
+    if (seen.has(shape)) continue;
+    seen.add(shape);
     policies.push(policy);
   }
   return policies;
