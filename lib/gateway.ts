@@ -122,7 +122,7 @@ export class Gateway {
     this.drain.handle(
       request,
       info.completed,
-      (signal) => this.#app.fetch(request, newClient(signal, peerAddress(info.remoteAddr))),
+      (cut) => this.#app.fetch(request, newClient(cut, peerAddress(info.remoteAddr))),
     );
 
   /**

@@ -26,8 +26,9 @@ import type { KeyRecord } from "./store/records.ts";
 import type { Face } from "./faces/mod.ts";
 import type { Deps } from "./deps.ts";
 import { isPending } from "./runtime/sync_or_promise.ts";
+import type { Cut } from "./runtime/request_cut.ts";
 
-function callContext(deps: Deps, signal: AbortSignal): CallContext {
+function callContext(deps: Deps, cut: Cut): CallContext {
   const { connectTimeoutMs, firstByteTimeoutMs, responseTimeoutMs, idleTimeoutMs, maxAnswerBytes } =
     deps.config;
   return {
@@ -38,7 +39,7 @@ function callContext(deps: Deps, signal: AbortSignal): CallContext {
     idleTimeoutMs,
     maxAnswerBytes,
     values: deps.metrics,
-    signal,
+    cut,
   };
 }
 
@@ -112,11 +113,11 @@ export async function runChat(
       routableCandidates(deps.view.snapshot, key, deps.servers),
       shaped.messages,
       key.priority,
-      client.signal,
+      client.cut,
       tenantOf(key),
     );
     const route = isPending(placed) ? await placed : placed;
-    const ctx = callContext(deps, client.signal);
+    const ctx = callContext(deps, client.cut);
     const turn = {
       face,
       shaped,
@@ -134,7 +135,7 @@ export async function runChat(
     // Authentication is the first stage: a request failing with no key noted found none (CORS reads that).
     client.key ??= null;
     // Whatever a read or a call threw when its client left (an AbortError, a cut body) means just that.
-    const failure = client.signal.aborted && !(error instanceof GatewayError)
+    const failure = client.cut.aborted && !(error instanceof GatewayError)
       ? new ClientClosed()
       : asGatewayError(error);
     account.failed(failure);

@@ -5,6 +5,7 @@
 import { defaultConfig } from "../../lib/config.ts";
 import { createDeps } from "../../lib/deps.ts";
 import { newClient } from "../../lib/http/client.ts";
+import { signalCut } from "../../lib/runtime/request_cut.ts";
 import { buildApp } from "../../lib/server/app.ts";
 import { Catalog } from "../../lib/store/catalog.ts";
 import { openStore } from "../../lib/store/kv.ts";
@@ -35,7 +36,7 @@ export async function benchGateway(kv: Deno.Kv) {
   const app = buildApp(deps, manifest);
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (req, info) => app.fetch(req, newClient(req.signal, info.remoteAddr.hostname)),
+    (req, info) => app.fetch(req, newClient(signalCut(req.signal), info.remoteAddr.hostname)),
   );
   return { deps, url: `http://127.0.0.1:${server.addr.port}` };
 }

@@ -72,7 +72,7 @@ export async function feed(request: Request, client: Client, deps: Deps): Promis
   const admin = adminServices(deps);
   const access = await admin.gate.check(request, client);
   if (access !== "ok") return refusal(access);
-  return liveFeed(deps, admin, admin.gate.untilSessionEnds(request, client.signal));
+  return liveFeed(deps, admin, admin.gate.untilSessionEnds(request, client.cut.signal));
 }
 
 export async function status(request: Request, client: Client, deps: Deps): Promise<Response> {

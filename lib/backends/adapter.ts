@@ -8,6 +8,7 @@ import type { ServerRecord } from "../store/records.ts";
 import type { EventStream } from "./stream_reading.ts";
 import type { Reachability } from "./reachability.ts";
 import type { InvalidValueSink } from "./answer_values.ts";
+import type { Cut } from "../runtime/request_cut.ts";
 
 export interface CallContext {
   /** Time allowed to open a connection to a server that has not answered lately. */
@@ -25,7 +26,7 @@ export interface CallContext {
   /** Counts the values of backends' answers that were invalid and treated as missing. */
   values?: InvalidValueSink;
   /** Aborts the backend call, e.g. when the client goes away. */
-  signal?: AbortSignal;
+  cut?: Cut;
 }
 
 export interface BackendAdapter {

@@ -98,15 +98,15 @@ export interface OpenResponse {
 /** Sends the request and waits for a 2xx response's headers; any failure before that is classified. */
 export async function openResponse(url: string, body: unknown, ctx: CallContext, opts: PostOptions) {
   const abort = new CallAbort();
-  const onClientAbort = () => abort.abort(ctx.signal?.reason);
-  ctx.signal?.addEventListener("abort", onClientAbort);
+  const onClientAbort = (reason: unknown) => abort.abort(reason);
+  ctx.cut?.listen(onClientAbort);
   const timer = deadline(
     ctx.firstByteTimeoutMs,
     () => abort.abort(new DOMException("headers", "TimeoutError")),
   );
   const release = () => {
     clearDeadline(timer);
-    ctx.signal?.removeEventListener("abort", onClientAbort);
+    ctx.cut?.forget(onClientAbort);
   };
   try {
     const reached = ctx.reach?.check(url, ctx.connectTimeoutMs, abort);
@@ -125,7 +125,7 @@ export async function openResponse(url: string, body: unknown, ctx: CallContext,
     return { answer, abort, release } satisfies OpenResponse;
   } catch (error) {
     release();
-    if (error instanceof GatewayError || ctx.signal?.aborted) throw error;
+    if (error instanceof GatewayError || ctx.cut?.aborted) throw error;
     if (abort.aborted) {
       throw new BackendFailure("model server timed out before answering", true, true, 504);
     }
@@ -169,7 +169,7 @@ export async function postJson(
       abort.abort();
       throw new BadGateway(`The model server's answer is larger than ${ctx.maxAnswerBytes} bytes`);
     }
-    if (error instanceof GatewayError || ctx.signal?.aborted) throw error;
+    if (error instanceof GatewayError || ctx.cut?.aborted) throw error;
     if (abort.aborted) {
       throw new BackendFailure("model server timed out during its answer", true, true, 504);
     }

@@ -20,6 +20,7 @@ import { SlotShares } from "./slot_shares.ts";
 import type { Tenant } from "./tenants.ts";
 import { type Priority, type QueueFigures, type Waiter, WaitQueue } from "./wait_queue.ts";
 import { weightedOrder } from "./weighted_order.ts";
+import type { Cut } from "../runtime/request_cut.ts";
 
 export type RoutingPolicy = "scheduled" | "weighted";
 
@@ -63,9 +64,9 @@ interface Pending {
 /** How often a waiting request may be overtaken by later ones that find a cached prefix or a loaded model. */
 const MAX_OVERTAKEN = 2;
 
-/** The client left (499), or the stopping gateway ended the wait (503 shutting_down): the signal says which. */
-function whyAborted(signal: AbortSignal): GatewayError {
-  return signal.reason instanceof GatewayError ? signal.reason : new ClientClosed();
+/** The client left (499), or the stopping gateway ended the wait (503 shutting_down): the cut says which. */
+function whyAborted(reason: unknown): GatewayError {
+  return reason instanceof GatewayError ? reason : new ClientClosed();
 }
 
 export class Scheduler {
@@ -95,7 +96,7 @@ export class Scheduler {
     candidates: Candidate[],
     messages: readonly ChatMessage[],
     priority: Priority = "normal",
-    signal?: AbortSignal,
+    cut?: Cut,
     tenant?: Tenant,
   ): Route | Promise<Route> {
     const { state, now, random } = this.options;
@@ -118,14 +119,14 @@ export class Scheduler {
         return this.#admitted(ranking.order, ranking.reason, 0, pending);
       }
     }
-    if (signal?.aborted) throw whyAborted(signal);
+    if (cut?.aborted) throw whyAborted(cut.reason);
     if (this.#queue.depth(model) >= this.maxQueue) {
       const crowding = this.#queue.crowding(model, tenant);
       this.observer?.refused(model, "full");
       if (!crowding || !this.#queue.remove(crowding)) throw new QueueFull(model, this.#retryAfterS());
       crowding.refuse(new QueueFull(model, this.#retryAfterS()));
     }
-    return this.#wait(model, candidates, priority, pending, signal);
+    return this.#wait(model, candidates, priority, pending, cut);
   }
 
   /** Requests waiting now, per model. */
@@ -144,14 +145,14 @@ export class Scheduler {
     candidates: Candidate[],
     priority: Priority,
     pending: Pending,
-    signal?: AbortSignal,
+    cut?: Cut,
   ): Promise<Route> {
     const now = this.options.now();
     const { promise, resolve, reject } = Promise.withResolvers<Route>();
-    const leave = () => {
+    const leave = (reason: unknown) => {
       if (!this.#queue.remove(waiter)) return;
       this.observer?.refused(model, "left");
-      reject(whyAborted(signal!));
+      reject(whyAborted(reason));
     };
     const waiter: Waiter<Pending> = {
       model,
@@ -168,16 +169,16 @@ export class Scheduler {
       context: pending,
       overtaken: 0,
       admit: (order, reason) => {
-        signal?.removeEventListener("abort", leave);
+        cut?.forget(leave);
         resolve(this.#admitted(order, reason, this.options.now() - now, pending));
       },
       refuse: (error) => {
-        signal?.removeEventListener("abort", leave);
+        cut?.forget(leave);
         reject(error);
       },
     };
-    signal?.addEventListener("abort", leave, { once: true });
     this.#queue.add(waiter);
+    cut?.listen(leave);
     this.#sweep ??= setInterval(() => this.#sweepNow(), Math.max(10, Math.min(250, this.maxWaitMs / 4)));
     // A slot may be free for it already (one kept for its tenant's share, or its turn comes first).
     this.#pump();

@@ -6,6 +6,7 @@ import { dispatch } from "./dispatch.ts";
 import { type Route, Scheduler } from "./scheduler.ts";
 import { ServerState, type Ticket } from "./server_state.ts";
 import type { Priority } from "./wait_queue.ts";
+import { type Cut, RequestCut, signalCut } from "../runtime/request_cut.ts";
 
 /** One server with one slot, a scheduler in front of it, and a clock the test moves. */
 function setup() {
@@ -105,12 +106,13 @@ Deno.test("scheduler: a request goes straight to a free slot and holds it until 
 Deno.test("scheduler: a wait ended by the stopping gateway says shutting_down, one the client ended says client_closed", async () => {
   const { send, scheduler, candidates } = setup();
   await send("running", "normal");
-  const wait = (signal: AbortSignal) =>
-    Promise.resolve(scheduler.place("m1", candidates(), [{ role: "user", content: "x" }], "normal", signal))
+  const wait = (cut: Cut) =>
+    Promise.resolve(scheduler.place("m1", candidates(), [{ role: "user", content: "x" }], "normal", cut))
       .catch((e) => e);
-  const stopping = new AbortController();
+  // The drain's own cut, and the cut of a request that came with only its signal.
+  const stopping = new RequestCut();
   const leaving = new AbortController();
-  const ended = [wait(stopping.signal), wait(leaving.signal)];
+  const ended = [wait(stopping), wait(signalCut(leaving.signal))];
   assert.equal(scheduler.figures()[0]?.depth, 2);
   stopping.abort(new ShuttingDown());
   leaving.abort();

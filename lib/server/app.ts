@@ -8,6 +8,7 @@ import type { Deps } from "../deps.ts";
 import { MethodNotAllowed, NotFound } from "../errors.ts";
 import { FACES, ROUTE_FACES } from "../faces/mod.ts";
 import { type Client, newClient } from "../http/client.ts";
+import { signalCut } from "../runtime/request_cut.ts";
 import { errorResponse } from "../http/respond.ts";
 import { isPending } from "../runtime/sync_or_promise.ts";
 import { withCors } from "./cors.ts";
@@ -38,7 +39,8 @@ const failed = (error: unknown) => errorResponse(FACES.openai, error);
  * The request's `Client`, as the gateway hands it in (Hono's "bindings"); a request handed to the app without
  * one (by another caller) follows its own signal.
  */
-const clientOf = (request: Request, client: Client | undefined) => client ?? newClient(request.signal);
+const clientOf = (request: Request, client: Client | undefined) =>
+  client ?? newClient(signalCut(request.signal));
 
 export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{ Bindings: Client }> {
   const app = new Hono<{ Bindings: Client }>();
@@ -55,7 +57,7 @@ export function buildApp(deps: Deps, manifest: readonly ManifestEntry[]): Hono<{
     const answer: RouteHandler = (request, client) => {
       const handler = handlers[request.method];
       if (!handler) return errorResponse(face, new MethodNotAllowed(request.method, allow));
-      return client.signal === STOPPED ? refuse(request, client) : handler(request, client);
+      return client.cut === STOPPED ? refuse(request, client) : handler(request, client);
     };
     const entry: RouteHandler = module.cors
       ? (request, client) => withCors(deps, allow, request, client, answer)

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { Deps } from "../deps.ts";
 import { newClient } from "../http/client.ts";
+import { signalCut } from "../runtime/request_cut.ts";
 import type { KeyRecord } from "../store/records.ts";
 import { withCors } from "./cors.ts";
 
@@ -27,10 +28,16 @@ const request = () =>
 
 Deno.test("CORS reads the key its handler noted on the Client, without a second lookup", async () => {
   const { key, counted, deps } = services();
-  const response = await withCors(deps, ["GET"], request(), newClient(AbortSignal.abort()), (_, client) => {
-    client.key = key;
-    return new Response("ok");
-  });
+  const response = await withCors(
+    deps,
+    ["GET"],
+    request(),
+    newClient(signalCut(AbortSignal.abort())),
+    (_, client) => {
+      client.key = key;
+      return new Response("ok");
+    },
+  );
   assert.equal(response.headers.get("access-control-allow-origin"), PAGE);
   assert.equal(counted.lookups, 0);
 });
@@ -41,7 +48,7 @@ Deno.test("CORS looks the key up itself for a handler that asked for none", asyn
     deps,
     ["GET"],
     request(),
-    newClient(AbortSignal.abort()),
+    newClient(signalCut(AbortSignal.abort())),
     () => new Response("ok"),
   );
   assert.equal(response.headers.get("access-control-allow-origin"), PAGE);
@@ -50,10 +57,16 @@ Deno.test("CORS looks the key up itself for a handler that asked for none", asyn
 
 Deno.test("CORS takes a handler's finding of no key as final: the origin lists decide", async () => {
   const { counted, deps } = services();
-  const response = await withCors(deps, ["GET"], request(), newClient(AbortSignal.abort()), (_, client) => {
-    client.key = null;
-    return new Response("no", { status: 401 });
-  });
+  const response = await withCors(
+    deps,
+    ["GET"],
+    request(),
+    newClient(signalCut(AbortSignal.abort())),
+    (_, client) => {
+      client.key = null;
+      return new Response("no", { status: 401 });
+    },
+  );
   assert.equal(response.headers.get("access-control-allow-origin"), null);
   assert.equal(response.headers.get("vary"), "Origin");
   assert.equal(counted.lookups, 0);

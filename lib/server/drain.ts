@@ -1,12 +1,12 @@
 /**
  * @module Draining at shutdown. Every request passes through `handle`, which counts it until both its
- * handler has answered and its response has been delivered (or the client has gone), and gives it a signal
- * that aborts when the drain cuts. `stop` waits for the count to reach zero within the grace period; then
+ * handler has answered and its response has been delivered (or the client has gone), and gives it a cut
+ * (`lib/http/request_cut.ts`) that aborts when the drain cuts. `stop` waits for the count to reach zero within the grace period; then
  * what still runs is ended: open streams in their face's error form (recorded `partial` with their tokens,
  * like a broken stream), requests still waiting on a backend aborted (answered 503 and recorded as errors).
  * When `stop` returns every request has reported its usage record, so the ledger's last flush writes them
  * all. A request that still comes once stopping (on a connection kept alive from before the signal) is not
- * run: its route is handed `STOPPED` for its signal and refuses it in the path's own face, recording the
+ * run: its route is handed `STOPPED` for its cut and refuses it in the path's own face, recording the
  * refusal like any other (`lib/server/stopping_refusal.ts`); it is counted like a running request, so `stop`
  * waits for its record too. Such requests come most often just after the last answers: their clients send
  * the next request as soon as they have read one, so `stop` lingers a moment after those answers for them.
@@ -14,15 +14,16 @@
 import { ShuttingDown } from "../errors.ts";
 import { isFeed } from "../http/feed_response.ts";
 import { Running, RunningList, WATCH_AFTER_MS } from "./running_requests.ts";
+import { type Cut, RequestCut } from "../runtime/request_cut.ts";
 import { type OpenStreams, openStreams } from "../http/stream_response.ts";
 
 /**
- * The signal a request gets in place of its own once the drain stops: already aborted, with `ShuttingDown`.
+ * The cut a request gets in place of its own once the drain stops: already aborted, with `ShuttingDown`.
  * The app tells it by identity (one comparison, nothing for a request served as usual) and answers with the
  * route's refusal instead of running the request. Every refused request shares it, so a refusal never
  * listens to it (a listener would stay for the life of the process).
  */
-export const STOPPED: AbortSignal = AbortSignal.abort(new ShuttingDown());
+export const STOPPED: Cut = RequestCut.made(new ShuttingDown());
 
 export interface DrainOptions {
   /** How long running requests may take to finish once the gateway stops. */
@@ -46,14 +47,14 @@ export class Drain {
   #inFlight = 0;
   #stopping = false;
   /**
-   * One controller per running request rather than `AbortSignal.any` over a shared one: a dependent signal
-   * with a listener left on it lives as long as its sources, so a process-long source would keep every
-   * request's signal alive.
+   * One cut per running request rather than a signal depending on a shared one: a dependent signal with a
+   * listener left on it lives as long as its sources, so a process-long source would keep every request's
+   * signal alive.
    */
   readonly #running = new RunningList();
   #sweep?: ReturnType<typeof setInterval>;
   /** Requests that answered with an open-ended body other than a chat stream (the admin page's live feed). */
-  readonly #feeds = new Set<AbortController>();
+  readonly #feeds = new Set<RequestCut>();
   readonly #hurry = Promise.withResolvers<void>();
   readonly #idle = new Set<() => void>();
   readonly #graceMs: number;
@@ -79,7 +80,7 @@ export class Drain {
   }
 
   /**
-   * Runs `handler` for `request` as a counted request, with a signal that aborts when the client leaves or
+   * Runs `handler` for `request` as a counted request, with a cut that aborts when the client leaves or
    * the drain cuts. Once stopping, the handler gets `STOPPED` instead, for its route to refuse the request
    * (one can still come on a connection kept alive from before the signal): a request taken now could not be
    * given its time.
@@ -87,7 +88,7 @@ export class Drain {
   handle(
     request: Request,
     delivered: Promise<void>,
-    handler: (signal: AbortSignal) => Response | Promise<Response>,
+    handler: (cut: Cut) => Response | Promise<Response>,
   ): Response | Promise<Response> {
     if (this.#stopping) return this.#refuse(delivered, handler);
     this.#inFlight++;
@@ -96,8 +97,8 @@ export class Drain {
     this.#watchSoon();
     let answered: Promise<Response>;
     try {
-      // The signal is handed over beside the request rather than in a copy of it: a copy costs every request.
-      answered = Promise.resolve(handler(running.abort.signal));
+      // The cut is handed over beside the request rather than in a copy of it: a copy costs every request.
+      answered = Promise.resolve(handler(running.abort));
     } catch (error) {
       answered = Promise.reject(error);
     }
@@ -126,7 +127,7 @@ export class Drain {
    */
   #refuse(
     delivered: Promise<void>,
-    handler: (signal: AbortSignal) => Response | Promise<Response>,
+    handler: (cut: Cut) => Response | Promise<Response>,
   ): Promise<Response> {
     this.#inFlight++;
     let answered: Promise<Response>;
@@ -176,7 +177,7 @@ export class Drain {
   async stop(): Promise<DrainReport> {
     this.#stopping = true;
     // A feed never ends by itself and carries nothing to account: it would only hold the stop for the whole
-    // grace period. Aborting a finished answer's signal changes nothing, as its handler is done with it.
+    // grace period. Aborting a finished answer's cut changes nothing, as its handler is done with it.
     for (const abort of this.#feeds) abort.abort(new ShuttingDown());
     // Only connections with an answer under way stay open once the listener closes: none, nothing follows.
     const answering = this.#inFlight > 0;

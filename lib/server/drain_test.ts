@@ -1,19 +1,20 @@
 import assert from "node:assert/strict";
 import { Drain, STOPPED } from "./drain.ts";
 import { OpenStreams, type StreamEnd, streamResponse } from "../http/stream_response.ts";
-import { ShuttingDown } from "../errors.ts";
+import { type GatewayError, ShuttingDown } from "../errors.ts";
+import type { Cut } from "../runtime/request_cut.ts";
 import type { ChatEvent } from "../chat/types.ts";
 import type { StreamRenderer } from "../faces/mod.ts";
 import { feedResponse } from "../http/feed_response.ts";
 
 const quiet = () => {};
 
-/** A request that answers only when its signal aborts, with the abort's reason as the body. */
-function waitForAbort(signal: AbortSignal): Promise<Response> {
+/** A request that answers only when its cut aborts, with the abort's reason as the body. */
+function waitForAbort(cut: Cut): Promise<Response> {
   return new Promise((resolve) => {
-    signal.addEventListener("abort", () => {
-      resolve(new Response(String(signal.reason?.code), { status: 503 }));
-    });
+    cut.listen((reason) =>
+      resolve(new Response(String((reason as GatewayError | undefined)?.code), { status: 503 }))
+    );
   });
 }
 
@@ -43,9 +44,9 @@ function stalledStream() {
 Deno.test("a request arriving once the drain stops is handed the stopped signal, for its route to refuse", async () => {
   const drain = new Drain({ graceMs: 1_000, streams: new OpenStreams(), log: quiet });
   assert.deepEqual(await drain.stop(), { cut: 0, abandoned: 0 });
-  const signals: AbortSignal[] = [];
-  const response = await drain.handle(new Request("http://gw/"), Promise.resolve(), (signal) => {
-    signals.push(signal);
+  const signals: Cut[] = [];
+  const response = await drain.handle(new Request("http://gw/"), Promise.resolve(), (cut) => {
+    signals.push(cut);
     return new Response("refused", { status: 503 });
   });
   assert.equal(await response.text(), "refused", "the route's answer, not the drain's");
@@ -239,7 +240,7 @@ Deno.test("an open-ended body that is not a chat stream (a live feed) is ended a
   const feed = await drain.handle(new Request("http://gw/"), feedDelivered.promise, (signal) => {
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        signal.addEventListener("abort", () => controller.close());
+        signal.listen(() => controller.close());
       },
     });
     return feedResponse(body);

@@ -1,15 +1,16 @@
 /**
- * @module The drain's record of running requests: each one's cut signal and the lazy watch for its client
+ * @module The drain's record of running requests: each one's cut and the lazy watch for its client
  * leaving, kept in a list that allocates nothing as requests come and go.
  */
 import { ClientClosed } from "../errors.ts";
+import { RequestCut } from "../runtime/request_cut.ts";
 
 /** How long a request runs before the drain listens for its client leaving (see `Drain.#watchSoon`). */
 export const WATCH_AFTER_MS = 50;
 
-/** One request being handled: its cut signal, and whether its client's leaving is listened for yet. */
+/** One request being handled: its cut, and whether its client's leaving is listened for yet. */
 export class Running {
-  readonly abort = new AbortController();
+  readonly abort = new RequestCut();
   readonly since = performance.now();
   /** Its answer is a feed (see `Drain.#feeds`). */
   feed = false;

@@ -2,7 +2,7 @@
  * @module The gateway's own listener as the gateway uses it: it bounds connections in number and in time,
  * passes every request through the drain, which lets running requests finish when the gateway stops
  * (lib/gateway.ts stops it), and hands the app each request's `Client`: its connection's address and memo of
- * secrets, and the signal the drain gave it.
+ * secrets, and the cut the drain gave it.
  */
 import type { Config } from "../config.ts";
 import { type Client, newClient } from "../http/client.ts";
@@ -32,7 +32,7 @@ export function listenForGateway(
     drain.handle(
       request,
       delivered,
-      (signal) => app.fetch(request, newClient(signal, from.address, from.secrets)),
+      (cut) => app.fetch(request, newClient(cut, from.address, from.secrets)),
     );
   return listen({
     ...address,
