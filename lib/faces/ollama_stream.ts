@@ -14,17 +14,26 @@ const line = (payload: unknown) => JSON.stringify(payload) + "\n";
 export function ollamaStreamRenderer(ctx: StreamContext): StreamRenderer {
   let toolIndex = 0;
   const head = () => ({ model: ctx.alias, created_at: isoTime(ctx.now()) });
-  // A delta of text alone, the most common line by far, is written around its one variable part: its fields
-  // and their order are those the object below would give.
+  // A line of the answer's text, the most common by far, and the last line are written around their variable
+  // parts: their fields and order are those the objects below would give. Their start, up to the message's
+  // text, is kept while the clock reads the same millisecond: lines that came in one read share it.
   const textHead = `{"model":${JSON.stringify(ctx.alias)},"created_at":"`;
+  let headAt = NaN;
+  let textStart = "";
+  const lineStart = () => {
+    const now = ctx.now();
+    if (now !== headAt) {
+      headAt = now;
+      textStart = `${textHead}${isoTime(now)}","message":{"role":"assistant","content":`;
+    }
+    return textStart;
+  };
   return {
     contentType: "application/x-ndjson",
     event(event: ChatEvent): string {
       if (event.type === "delta") {
         if (!event.thinking && !event.toolCalls?.length) {
-          return `${textHead}${isoTime(ctx.now())}","message":{"role":"assistant","content":${
-            JSON.stringify(event.content ?? "")
-          }},"done":false}\n`;
+          return `${lineStart()}${JSON.stringify(event.content ?? "")}},"done":false}\n`;
         }
         const message: Record<string, unknown> = { role: "assistant", content: event.content ?? "" };
         if (event.thinking) message.thinking = event.thinking;
@@ -36,12 +45,20 @@ export function ollamaStreamRenderer(ctx: StreamContext): StreamRenderer {
         }
         return line({ ...head(), message, done: false });
       }
+      const duration = Math.max(1, Math.round(ctx.elapsedNs()));
+      const reason = event.finishReason === "length" ? "length" : "stop";
+      const counted = Number.isSafeInteger(event.promptTokens) &&
+        Number.isSafeInteger(event.completionTokens);
+      if (counted && Number.isFinite(duration)) {
+        return `${lineStart()}""},"done":true,"done_reason":"${reason}","total_duration":${duration},` +
+          `"prompt_eval_count":${event.promptTokens},"eval_count":${event.completionTokens}}\n`;
+      }
       return line({
         ...head(),
         message: { role: "assistant", content: "" },
         done: true,
-        done_reason: event.finishReason === "length" ? "length" : "stop",
-        total_duration: Math.max(1, Math.round(ctx.elapsedNs())),
+        done_reason: reason,
+        total_duration: duration,
         prompt_eval_count: event.promptTokens,
         eval_count: event.completionTokens,
       });

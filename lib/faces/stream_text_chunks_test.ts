@@ -50,6 +50,38 @@ Deno.test("format B: a text delta's line is exactly what the object form writes"
   }
 });
 
+Deno.test("format B: every line is what the object form writes, as the clock moves between lines", () => {
+  let now = 1_790_000_000_123;
+  const renderer = ollamaStreamRenderer({ ...ctx("m1"), now: () => now, elapsedNs: () => 1_234_567.6 });
+  const head = () => ({ model: "m1", created_at: new Date(now).toISOString() });
+  for (const step of [0, 0, 1, 0, 999, 86_400_000]) {
+    now += step;
+    assert.equal(
+      renderer.event({ type: "delta", content: "w" }),
+      JSON.stringify({ ...head(), message: { role: "assistant", content: "w" }, done: false }) + "\n",
+    );
+  }
+  for (
+    const [finishReason, promptTokens, completionTokens] of [["stop", 3, 8], ["length", 0, 0], [
+      "stop",
+      1.5,
+      2,
+    ]] as const
+  ) {
+    now += 1;
+    const expected = JSON.stringify({
+      ...head(),
+      message: { role: "assistant", content: "" },
+      done: true,
+      done_reason: finishReason,
+      total_duration: 1_234_568,
+      prompt_eval_count: promptTokens,
+      eval_count: completionTokens,
+    }) + "\n";
+    assert.equal(renderer.event({ type: "done", finishReason, promptTokens, completionTokens }), expected);
+  }
+});
+
 Deno.test("format A: a text delta's chunk is exactly what the object form writes", () => {
   const renderer = openaiStreamRenderer(ctx("m1"), () => ({}));
   renderer.event({ type: "delta", content: "" });

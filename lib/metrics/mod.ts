@@ -28,6 +28,16 @@ const REFUSALS = new Set(["rate_limited", "quota_exceeded", "concurrency_limit"]
 /** Puts a metric into a registry being made: in the order given, which is the order of the scrape. */
 type Registration = (prom: PromClient, registry: Registry) => void;
 
+/** The ids of a format's label sets (see `Tally.add`). */
+interface FormatIds {
+  prompt: string;
+  completion: string;
+  whole: string;
+  stream: string;
+  /** A request's id by its outcome, then its HTTP status. */
+  outcomes: Map<string, Map<number, string>>;
+}
+
 export interface Scrape {
   body: string;
   contentType: string;
@@ -79,6 +89,7 @@ export class GatewayMetrics {
   });
 
   #spans?: RequestSpans;
+  readonly #formatIds = new Map<string, FormatIds>();
 
   constructor(servers: () => ServerStatus[]) {
     this.#add((prom, registry) => {
@@ -117,26 +128,47 @@ export class GatewayMetrics {
     return this;
   }
 
+  /** A format's label-set ids, each written once: a string made per request is hashed again at each lookup. */
+  #idsOf(format: string): FormatIds {
+    let ids = this.#formatIds.get(format);
+    if (!ids) {
+      ids = {
+        prompt: `${format} prompt`,
+        completion: `${format} completion`,
+        whole: format,
+        stream: `${format} stream`,
+        outcomes: new Map(),
+      };
+      this.#formatIds.set(format, ids);
+    }
+    return ids;
+  }
+
   observe(rec: UsageRecord, queueMs?: number): void {
     this.#spans?.(rec, queueMs);
     const format = rec.format;
-    this.#requests.add(
-      `${format} ${rec.httpStatus} ${rec.status}`,
-      () => ({ format, status: String(rec.httpStatus), outcome: rec.status }),
-    );
+    const ids = this.#idsOf(format);
+    // Outcomes and statuses are few: their ids are kept too.
+    let byStatus = ids.outcomes.get(rec.status);
+    if (byStatus === undefined) ids.outcomes.set(rec.status, byStatus = new Map());
+    let requestId = byStatus.get(rec.httpStatus);
+    if (requestId === undefined) {
+      byStatus.set(rec.httpStatus, requestId = `${format} ${rec.httpStatus} ${rec.status}`);
+    }
+    this.#requests.add(requestId, () => ({ format, status: String(rec.httpStatus), outcome: rec.status }));
     // A counter throws on a negative step; records are checked before they get here, this keeps it so.
     if (rec.promptTokens > 0) {
-      this.#tokens.add(`${format} prompt`, () => ({ format, type: "prompt" }), rec.promptTokens);
+      this.#tokens.add(ids.prompt, () => ({ format, type: "prompt" }), rec.promptTokens);
     }
     if (rec.completionTokens > 0) {
-      this.#tokens.add(`${format} completion`, () => ({ format, type: "completion" }), rec.completionTokens);
+      this.#tokens.add(ids.completion, () => ({ format, type: "completion" }), rec.completionTokens);
     }
     if (rec.status === "rejected") {
       const reason = rec.errorCode;
       if (reason && REFUSALS.has(reason)) this.#refusals.add(reason, () => ({ reason }));
       return;
     }
-    const id = rec.stream ? `${format} stream` : format;
+    const id = rec.stream ? ids.stream : ids.whole;
     const labels = () => ({ format, stream: String(rec.stream) });
     this.#latency.observe(id, labels, rec.latencyMs / 1000);
     if (rec.ttfbMs !== undefined) this.#ttfb.observe(id, labels, rec.ttfbMs / 1000);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isoTime } from "./iso_time_format.ts";
+import { isoTime, isoTimeMs } from "./iso_time_format.ts";
 
 const MAX = 8.64e15;
 
@@ -32,4 +32,19 @@ Deno.test("isoTime refuses what a Date cannot hold, as toISOString does", () => 
   for (const ms of [NaN, Infinity, -Infinity, MAX + 1, -MAX - 1]) {
     assert.throws(() => isoTime(ms), RangeError);
   }
+});
+
+Deno.test("isoTimeMs reads back any ISO text as Date.parse does, the last one written included", () => {
+  const day = Date.UTC(2026, 11, 2, 1, 2, 3, 4);
+  for (const ms of [day, day + 1, day, 0, -62_198_755_200_000, 253_402_300_799_999, 8.64e15]) {
+    const text = isoTime(ms);
+    assert.equal(isoTimeMs(text), ms);
+    assert.equal(isoTimeMs(new Date(ms - 7).toISOString()), ms - 7);
+  }
+  for (const text of ["", "not a time", "2026-13-01T00:00:00.000Z"]) {
+    assert.equal(isoTimeMs(text), Date.parse(text));
+  }
+  // The same instant twice gives the same text; another instant in between does not change either.
+  assert.equal(isoTime(day), isoTime(day + 0.9));
+  assert.notEqual(isoTime(day + 1), isoTime(day));
 });

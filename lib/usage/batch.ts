@@ -12,6 +12,7 @@
 import type { UsageRecord } from "./types.ts";
 import { type CounterDelta, CounterSums, labelsOf } from "./counter_sums.ts";
 import { type BatchRow, type EncodedRecord, namesBytes } from "./row_codec.ts";
+import { isoTimeMs } from "../runtime/iso_time_format.ts";
 
 /**
  * A commit's cost in the store is mostly per commit (the counters, the sync), little per record, so batches
@@ -156,7 +157,7 @@ const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0;
 
 /** The record's time in ms when it needs no repair, else NaN. Cheap: the common case allocates nothing. */
 export function validTime(rec: UsageRecord): number {
-  const ms = Date.parse(rec.time);
+  const ms = isoTimeMs(rec.time);
   return storableTime(ms) && isCount(rec.promptTokens) && isCount(rec.completionTokens) ? ms : NaN;
 }
 
