@@ -8,50 +8,37 @@
  * through `JSON.parse` as before.
  */
 
-const HEAD = '{"model":"';
-const AFTER_MODEL = '","created_at":"';
-const AFTER_TIME = '","message":{"role":"assistant","content":"';
-const TAIL = '"},"done":false}';
+/**
+ * The common form, anchored at both ends: a name and a time without a quote, a backslash or a control
+ * character (one with an escape is not this form), and the text as JSON writes a string. The text's loop is
+ * unrolled (plain runs between escapes) so that the engine keeps a backtracking entry per escape, not per
+ * character. One match costs a line about a third of what a scan with `indexOf` and `startsWith` cost
+ * (0.16–0.27 against 0.46–0.81 µs a line, sliced from its chunk, `--no-maglev`).
+ */
+const COMMON =
+  // deno-lint-ignore no-control-regex -- JSON strings hold no raw control character: the classes exclude them.
+  /^\{"model":"[^"\\\x00-\x1f]*","created_at":"[^"\\\x00-\x1f]*","message":\{"role":"assistant","content":"([^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*)"\},"done":false\}$/;
 
-/** A JSON string's closing quote at or after `from`: the first `"` not escaped. */
-function closingQuote(line: string, from: number): number {
-  for (let at = line.indexOf('"', from); at !== -1; at = line.indexOf('"', at + 1)) {
-    let backslashes = 0;
-    while (line.charCodeAt(at - 1 - backslashes) === 92) backslashes++;
-    if (backslashes % 2 === 0) return at;
-  }
-  return -1;
-}
-
-/** `line` from `from` to `to` has no escape or control character: JSON would take it as it is. */
-function plain(line: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = line.charCodeAt(i);
-    if (c < 32 || c === 92) return false;
-  }
-  return true;
-}
+/**
+ * Longest line matched: a line of escapes a few megabytes long would overflow the engine's backtracking
+ * stack (a RangeError), and a line this long is no token of a stream anyway. Longer lines are parsed.
+ */
+const MAX_MATCHED = 64 * 1024;
 
 /**
  * The text of a line of the common form, exactly as `JSON.parse(line).message.content` would give it;
  * undefined for any other line, which the caller then parses.
  */
 export function commonLineContent(line: string): string | undefined {
-  if (!line.startsWith(HEAD)) return undefined;
-  const modelEnd = line.indexOf('"', HEAD.length);
-  if (modelEnd === -1 || !line.startsWith(AFTER_MODEL, modelEnd)) return undefined;
-  const timeStart = modelEnd + AFTER_MODEL.length;
-  const timeEnd = line.indexOf('"', timeStart);
-  if (timeEnd === -1 || !line.startsWith(AFTER_TIME, timeEnd)) return undefined;
-  const start = timeEnd + AFTER_TIME.length;
-  const end = closingQuote(line, start);
-  if (end === -1 || end + TAIL.length !== line.length || !line.startsWith(TAIL, end)) return undefined;
-  // The name and the time end at their first quote: one with an escape in it is not this form.
-  if (!plain(line, HEAD.length, modelEnd) || !plain(line, timeStart, timeEnd)) return undefined;
-  if (plain(line, start, end)) return line.slice(start, end);
+  if (line.length > MAX_MATCHED) return undefined;
+  const match = COMMON.exec(line);
+  if (match === null) return undefined;
+  const text = match[1];
+  if (!text.includes("\\")) return text;
   try {
-    return JSON.parse(line.slice(start - 1, end + 1));
+    return JSON.parse(`"${text}"`);
   } catch {
+    // An escape JSON does not have: the caller's parse says the stream is malformed.
     return undefined;
   }
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { commonLineContent } from "./ollama_line.ts";
 
 /** A line as Ollama writes it, fields in its order. */
@@ -92,4 +93,32 @@ Deno.test("a name whose escaped quote looks like the form is not taken for it", 
   const crafted =
     '{"model":"a\\","created_at":"t","message":{"role":"assistant","content":"x"},"done":false}';
   assert.equal(commonLineContent(crafted), undefined);
+});
+
+Deno.test("any text, name and time: the common line's text is JSON.parse's, and any other line is left to it", () => {
+  fc.assert(
+    fc.property(
+      fc.string({ unit: "binary", maxLength: 40 }),
+      fc.string({ unit: "grapheme-ascii", maxLength: 12 }),
+      fc.string({ unit: "grapheme-ascii", maxLength: 12 }),
+      (text, model, time) => {
+        const l = line(text, model, time);
+        // deno-lint-ignore no-control-regex -- what a name or time must not hold to be of the form
+        const plainNames = !/["\\\u0000-\u001f]/.test(model + time);
+        assert.equal(commonLineContent(l), plainNames ? JSON.parse(l).message.content : undefined, l);
+        // Cut or padded, the line is not of the form.
+        assert.equal(commonLineContent(l.slice(0, -1)), undefined);
+        assert.equal(commonLineContent(`${l} `), undefined);
+      },
+    ),
+    { numRuns: 3_000 },
+  );
+});
+
+Deno.test("a very long line is left to JSON.parse rather than matched (a line of escapes must not throw)", () => {
+  for (const text of ['\\"'.repeat(2_000_000), "x".repeat(70_000), "x".repeat(60_000)]) {
+    const l = line(text);
+    const expected = l.length > 64 * 1024 ? undefined : text;
+    assert.equal(commonLineContent(l), expected);
+  }
 });

@@ -16,8 +16,6 @@ import {
   type StreamLimits,
 } from "./stream_reading.ts";
 
-const NO_CALLS: ToolCall[] = [];
-
 class OllamaDecoder implements PayloadDecoder {
   model?: string;
   #calledTools = false;
@@ -31,7 +29,10 @@ class OllamaDecoder implements PayloadDecoder {
     // Once the model is read, a line of the common form gives only its text (`ollama_line.ts`).
     const text = this.#modelRead ? commonLineContent(line) : undefined;
     if (text !== undefined) {
-      this.#delta(text, undefined, NO_CALLS, out);
+      if (text) {
+        this.#chars += text.length;
+        out.push({ type: "delta", content: text });
+      }
       return false;
     }
     if (!line.trim()) return false;
@@ -69,6 +70,11 @@ class OllamaDecoder implements PayloadDecoder {
     this.#calledTools ||= toolCalls.length > 0;
     if (!content && !thinking && !toolCalls.length) return;
     this.#chars += answerChars(content, thinking, toolCalls);
+    // Text alone is made as the common line's delta is, so the response sees one shape of it.
+    if (!thinking && !toolCalls.length) {
+      out.push({ type: "delta", content });
+      return;
+    }
     const delta: ChatDelta = { type: "delta" };
     if (thinking) delta.thinking = thinking;
     if (content) delta.content = content;

@@ -22,6 +22,8 @@ export { type Framing, lineFraming, sseFraming } from "./stream_framing.ts";
 export interface StreamEvents extends AsyncIterableIterator<ChatEvent> {
   /** The next event if it has arrived already, without waiting: several often come in one read. */
   take?(): ChatEvent | undefined;
+  /** Stops the stream at once, as `return` does, without making a promise. */
+  close?(): void;
 }
 
 export interface EventStream {
@@ -81,7 +83,8 @@ class BackendEvents implements StreamEvents {
   #started = false;
   /** Bytes read since a payload last completed (a payload overruns the bound by at most one read). */
   #unframed = 0;
-  readonly #reads: IdleReads<Uint8Array>;
+  /** The bounded wait for reads, made at the first read that must wait: a short answer arrives whole. */
+  #reads: IdleReads<Uint8Array> | undefined;
 
   constructor(
     private readonly reader: ChunkReader,
@@ -90,8 +93,11 @@ class BackendEvents implements StreamEvents {
     readonly decoder: PayloadDecoder,
     private readonly limits: StreamLimits,
     private readonly stop: () => void,
-  ) {
-    this.#reads = new IdleReads({ next: () => reader.read() }, limits.idleMs, stop);
+  ) {}
+
+  #idleReads(): IdleReads<Uint8Array> {
+    const reader = this.reader;
+    return new IdleReads({ next: () => reader.read() }, this.limits.idleMs, this.stop);
   }
 
   [Symbol.asyncIterator](): this {
@@ -127,7 +133,7 @@ class BackendEvents implements StreamEvents {
   async fill(): Promise<void> {
     try {
       while (this.#at >= this.#queue.length && !this.#complete && !this.#closed && !this.#broken) {
-        const read = this.reader.take() ?? await this.#reads.next();
+        const read = this.reader.take() ?? await (this.#reads ??= this.#idleReads()).next();
         if (this.#closed) return;
         if (read.done) {
           this.#decode(this.framing.push(this.#text?.decode() ?? ""));
@@ -152,7 +158,7 @@ class BackendEvents implements StreamEvents {
       if (this.#at < this.#queue.length) {
         // The backend is let go now; the events it sent before the break still go out.
         this.#broken = failure;
-        this.#reads.close();
+        this.#reads?.close();
         this.stop();
         return;
       }
@@ -186,12 +192,16 @@ class BackendEvents implements StreamEvents {
     return Promise.resolve(DONE);
   }
 
+  close(): void {
+    this.#close();
+  }
+
   #close(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#queue = [];
     this.#at = 0;
-    this.#reads.close();
+    this.#reads?.close();
     if (this.delivered) readToEnd(this.reader, this.open, this.stop);
     else this.stop();
   }

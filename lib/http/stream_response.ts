@@ -73,7 +73,9 @@ const encoder = new TextEncoder();
  * when a timer that still points at them fires), then hands the stream's end to its owner.
  */
 function endStream(stream: EventStream, end: StreamEnd, onEnd: (end: StreamEnd) => void): void {
-  stream.events.return?.().catch(() => {});
+  const events = stream.events;
+  if (events.close) events.close();
+  else events.return?.().catch(() => {});
   onEnd(end);
 }
 
