@@ -1,7 +1,7 @@
 /**
  * @module Canaries for the bindings into internals that an upgrade can take away without a type error (see
  * lib/runtime/README.md): the runtime's `Deno[Deno.internal].serveHttpOnConnection`, on which the gateway's
- * own listener stands, and undici's `undici/lib/dispatcher/agent.js`, the backend client's agent loaded
+ * own listener stands, and undici's `undici/lib/dispatcher/client.js`, the backend client loaded
  * without the package's index. Each fails saying what broke, what the gateway does without it, and the fix
  * to make. The third such binding, undici's `assert` hook, has its canary beside it
  * (lib/backends/undici_assert_test.ts).
@@ -104,29 +104,34 @@ Deno.test("runtime canary: the gateway's listener accepts connections itself, wi
   }
 });
 
-Deno.test("runtime canary: undici/lib/dispatcher/agent.js is undici's Agent", async () => {
-  const fix = `lib/backends/upstream.ts imports the agent's own module so that the package's index (fetch, ` +
-    `WebSocket, caches: some 4 MB of memory) is never loaded. Fix: find the module the index takes Agent ` +
-    `from in the new undici (grep "Agent" node_modules/undici/index.js, or the package's lib/dispatcher/), ` +
-    `point the import in lib/backends/upstream.ts and this test at it, and keep "undici" and "undici/" in ` +
-    `deno.json at the same version; or import { Agent } from "undici" and accept the memory. Checked on ` +
+Deno.test("runtime canary: undici/lib/dispatcher/client.js is undici's Client", async () => {
+  const fix =
+    `lib/backends/connections.ts imports the client's own module so that the package's index (fetch, ` +
+    `WebSocket, caches: some 4 MB of memory) is never loaded. Fix: find the module the index takes Client ` +
+    `from in the new undici (grep "Client" node_modules/undici/index.js, or the package's lib/dispatcher/), ` +
+    `point the import in lib/backends/connections.ts and this test at it, and keep "undici" and "undici/" in ` +
+    `deno.json at the same version; or import { Client } from "undici" and accept the memory. Checked on ` +
     `${CHECKED_ON}.`;
   let deep: unknown;
   try {
-    deep = (await import("undici/lib/dispatcher/agent.js")).default;
+    deep = (await import("undici/lib/dispatcher/client.js")).default;
   } catch (error) {
-    assert.fail(`undici/lib/dispatcher/agent.js does not load (${error}). ${fix}`);
+    assert.fail(`undici/lib/dispatcher/client.js does not load (${error}). ${fix}`);
   }
-  const { Agent } = await import("undici");
-  assert.equal(typeof deep, "function", `undici/lib/dispatcher/agent.js exports no class by default. ${fix}`);
+  const { Client } = await import("undici");
+  assert.equal(
+    typeof deep,
+    "function",
+    `undici/lib/dispatcher/client.js exports no class by default. ${fix}`,
+  );
   assert.ok(
-    deep === Agent,
-    `undici/lib/dispatcher/agent.js is not the Agent "undici" exports (another module, or two copies of ` +
+    deep === Client,
+    `undici/lib/dispatcher/client.js is not the Client "undici" exports (another module, or two copies of ` +
       `undici at different versions). ${fix}`,
   );
   assert.equal(
-    typeof (deep as typeof Agent).prototype.dispatch,
+    typeof (deep as typeof Client).prototype.dispatch,
     "function",
-    `undici's Agent has no dispatch method, which lib/backends/upstream.ts drives. ${fix}`,
+    `undici's Client has no dispatch method, which lib/backends/connections.ts drives. ${fix}`,
   );
 });

@@ -1,6 +1,6 @@
 /**
- * @module The HTTP client the gateway calls its backends with: an undici `Agent` (keep-alive pools per
- * server), driven through its callback-level `dispatch`. Measured side by side in the bench's upstream-client
+ * @module The HTTP client the gateway calls its backends with: undici's keep-alive `Client`s per server
+ * (`connections.ts`), driven through their callback-level `dispatch`. Measured side by side in the bench's upstream-client
  * rows, it costs a call less CPU than `node:http` with a keep-alive agent, which costs less than the runtime's
  * `fetch`: a call here is one handler object and the body's chunks as they were read, with no request or
  * response objects, no stream and no promise per chunk.
@@ -8,12 +8,8 @@
  */
 // First, so that undici loads with the cheap assert (see the module).
 import "./undici_assert.ts";
-// The agent's own module, not the package's index: that loads fetch, WebSocket, caches and more, which the
-// gateway never uses and which cost the process some 4 MB of memory for nothing.
-import agentModule from "undici/lib/dispatcher/agent.js";
-import type { Agent as AgentClass, Dispatcher } from "undici";
-
-const Agent = agentModule as typeof AgentClass;
+import type { Dispatcher } from "undici";
+import { Connections } from "./connections.ts";
 import { Buffer } from "node:buffer";
 import type { CallAbort } from "./call_abort.ts";
 import { memoByUrl } from "./url_memo.ts";
@@ -50,7 +46,7 @@ export class BodyTooLarge extends Error {}
  * The gateway's own deadlines (connect, first byte, whole answer, idle stream) bound every call, so the
  * client's are off: two sets of timers would only cost, and the shorter one would override configuration.
  */
-const agent = new Agent({ connectTimeout: 0, headersTimeout: 0, bodyTimeout: 0 });
+const connections = new Connections({ connectTimeout: 0, headersTimeout: 0, bodyTimeout: 0 });
 
 /** Body bytes held for a reader that is not keeping up before the connection stops being read. */
 const HIGH_WATER = 64 * 1024;
@@ -209,6 +205,6 @@ export function post(
   return new Promise((resolve, reject) => {
     const call = new Call(resolve, reject, stop);
     stop.onAbort((reason) => call.fail(reason));
-    agent.dispatch({ origin, path, method: "POST", headers, body }, call);
+    connections.dispatch({ origin, path, method: "POST", headers, body }, call);
   });
 }
