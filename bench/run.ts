@@ -26,7 +26,7 @@ import { publishSection } from "./support/results.ts";
 import { streamedSoak } from "./support/soak.ts";
 import { streamingFigures } from "./support/core_streaming.ts";
 import { upstreamClientFigures, type UpstreamFigures } from "./support/upstream_clients.ts";
-import { checked, inRounds, rotated } from "./support/rounds.ts";
+import { checked, inRounds, perRound, rotated } from "./support/rounds.ts";
 import { facesFigures, facesRows } from "./support/faces.ts";
 import { remoteStoreFigures, remoteStoreRows } from "./support/remote_store.ts";
 import { streamsFigures, streamsRows } from "./support/streams.ts";
@@ -103,6 +103,12 @@ async function httpFigures(
       addedBare: { p50Us: added("bare", p50), p99Us: added("bare", p99) },
       addedGateway: { p50Us: added("gateway", p50), p99Us: added("gateway", p99) },
       addedGatewayB: { p50Us: added("gatewayB", p50), p99Us: added("gatewayB", p99) },
+      // Within each round, as every comparison of two targets: a difference of two medians mixes rounds the
+      // machine ran fast with rounds it ran slow, when the host's speed changes between them.
+      overBareP50Us: {
+        gateway: perRound(single.gateway, single.bare, (g, b) => p50(g) - p50(b)),
+        gatewayB: perRound(single.gatewayB, single.bare, (g, b) => p50(g) - p50(b)),
+      },
     },
     loaded: {
       connections: CONNECTIONS,
