@@ -2,10 +2,11 @@
  * @module The backend connections: per origin, undici `Client`s (one keep-alive connection each, one call at a
  * time), the idle ones kept on a stack. undici's `Pool` finds a free client by walking its list, and walks it
  * again after each call to learn whether any is left free: two passes over every connection per call, so the
- * cost of a call grew with the number of connections open (time inside `dispatch` 6.7–7.0 against 5.3–5.9 µs a
- * call with 256 under way; no difference measured at 64). A stack hands out a free connection and takes it back in constant time, the
- * last one used first: its socket is the likeliest to be open still, and the others close once idle for
- * undici's keep-alive time.
+ * cost of a call grew with the number of connections open (time inside `dispatch` 6.7–7.0 against 5.3–5.9 µs
+ * a call with 256 under way; no difference measured at 64). A stack hands out a free connection and takes it
+ * back in constant time, the last one used first: its socket is the likeliest to be open still, and the
+ * others close once idle for undici's keep-alive time. As in undici's `Pool`, a client is kept for the life of
+ * the process (its connection closes when idle; the client opens another for its next call).
  */
 // First, so that undici loads with the cheap assert (see the module).
 import "./undici_assert.ts";

@@ -9,6 +9,15 @@
 
 type Listener = (reason: unknown) => void;
 
+function call(listener: Listener, reason: unknown): void {
+  try {
+    listener(reason);
+  } catch (error) {
+    // Logged, not rethrown: an error out of a listener would end the process as an uncaught one.
+    console.error("gateway: a request's cut listener failed:", error);
+  }
+}
+
 export interface Cut {
   readonly aborted: boolean;
   /** Why, once aborted: a GatewayError (`ClientClosed`, `ShuttingDown`) or the signal's reason it follows. */
@@ -35,7 +44,10 @@ export class RequestCut implements Cut {
     return cut;
   }
 
-  /** Cuts the request; later calls change nothing. */
+  /**
+   * Cuts the request; later calls change nothing. Every listener is called even if one throws (its error is
+   * logged): the drain cuts many requests in one go.
+   */
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
@@ -43,8 +55,8 @@ export class RequestCut implements Cut {
     const first = this.#first;
     const more = this.#more;
     this.#first = this.#more = undefined;
-    first?.(reason);
-    if (more) { for (const listener of more) listener(reason); }
+    if (first) call(first, reason);
+    if (more) { for (const listener of more) call(listener, reason); }
     this.#controller?.abort(reason);
   }
 

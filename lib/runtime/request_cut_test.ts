@@ -60,3 +60,24 @@ Deno.test("a cut's standard signal aborts with it, whether asked for before or a
   assert.equal(after.signal.aborted, true);
   assert.equal(after.signal.reason, "stopped");
 });
+
+Deno.test("a listener that throws does not keep the others or the signal from hearing the cut", () => {
+  const cut = new RequestCut();
+  const signal = cut.signal;
+  const heard: string[] = [];
+  const reported: unknown[] = [];
+  const log = console.error;
+  console.error = (...args: unknown[]) => reported.push(args[1]);
+  try {
+    cut.listen(() => {
+      throw new Error("broken listener");
+    });
+    cut.listen((reason) => heard.push(String(reason)));
+    cut.abort("stopping");
+  } finally {
+    console.error = log;
+  }
+  assert.deepEqual(heard, ["stopping"]);
+  assert.equal(signal.aborted, true);
+  assert.equal((reported[0] as Error).message, "broken listener");
+});
