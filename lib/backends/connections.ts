@@ -30,8 +30,9 @@ class OriginClients {
     // A client closed by its owner takes no more calls (one whose connection closed just opens another).
     while (client && (client.closed || client.destroyed)) client = this.#idle.pop();
     client ??= this.#open();
-    // False once the call takes the client's last place: its `drain` puts it back when it is free again.
-    if (client.dispatch(options, handler)) this.#idle.push(client);
+    // False once the call takes the client's last place: its `drain` puts it back when it is free again. False
+    // too for a call refused at once (a header undici rejects): nothing is queued then, and no drain comes.
+    if (client.dispatch(options, handler) || client.stats.size === 0) this.#idle.push(client);
   }
 
   #open(): ClientClass {
