@@ -2,6 +2,16 @@ import assert from "node:assert/strict";
 import type { Dispatcher } from "undici";
 import { Connections } from "./connections.ts";
 
+/** A server that notes the client port of every request: one port per connection. */
+function peerServer() {
+  const peers = new Set<number>();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (_req, info) => {
+    peers.add(info.remoteAddr.port);
+    return new Response("ok");
+  });
+  return { peers, server, origin: `http://127.0.0.1:${server.addr.port}` };
+}
+
 const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** One call's outcome once its body has ended: its status, or the error undici reported. */
@@ -30,12 +40,7 @@ function call(
 }
 
 Deno.test("calls one after another share one connection; calls at once open one each, kept for the next", async () => {
-  const peers = new Set<string>();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (_req, info) => {
-    peers.add(`${info.remoteAddr.port}`);
-    return new Response("ok");
-  });
-  const origin = `http://127.0.0.1:${server.addr.port}`;
+  const { peers, server, origin } = peerServer();
   const connections = new Connections({});
   try {
     // A client is free again once its drain has come, a turn after the call ended (as with undici's Pool).
@@ -61,12 +66,7 @@ Deno.test("calls one after another share one connection; calls at once open one 
 });
 
 Deno.test("a call refused at once does not take its client out of use", async () => {
-  const peers = new Set<string>();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (_req, info) => {
-    peers.add(`${info.remoteAddr.port}`);
-    return new Response("ok");
-  });
-  const origin = `http://127.0.0.1:${server.addr.port}`;
+  const { peers, server, origin } = peerServer();
   const connections = new Connections({});
   try {
     assert.equal(await call(connections, origin, {}), 200);

@@ -23,21 +23,18 @@ function services() {
   return { key, counted, deps };
 }
 
+/** The client of a request whose signal is already aborted: CORS does not care. */
+const gone = () => newClient(signalCut(AbortSignal.abort()));
+
 const request = () =>
   new Request("http://gw/v1/models", { headers: { origin: PAGE, authorization: "Bearer sk-page" } });
 
 Deno.test("CORS reads the key its handler noted on the Client, without a second lookup", async () => {
   const { key, counted, deps } = services();
-  const response = await withCors(
-    deps,
-    ["GET"],
-    request(),
-    newClient(signalCut(AbortSignal.abort())),
-    (_, client) => {
-      client.key = key;
-      return new Response("ok");
-    },
-  );
+  const response = await withCors(deps, ["GET"], request(), gone(), (_, client) => {
+    client.key = key;
+    return new Response("ok");
+  });
   assert.equal(response.headers.get("access-control-allow-origin"), PAGE);
   assert.equal(counted.lookups, 0);
 });
@@ -48,7 +45,7 @@ Deno.test("CORS looks the key up itself for a handler that asked for none", asyn
     deps,
     ["GET"],
     request(),
-    newClient(signalCut(AbortSignal.abort())),
+    gone(),
     () => new Response("ok"),
   );
   assert.equal(response.headers.get("access-control-allow-origin"), PAGE);
@@ -57,16 +54,10 @@ Deno.test("CORS looks the key up itself for a handler that asked for none", asyn
 
 Deno.test("CORS takes a handler's finding of no key as final: the origin lists decide", async () => {
   const { counted, deps } = services();
-  const response = await withCors(
-    deps,
-    ["GET"],
-    request(),
-    newClient(signalCut(AbortSignal.abort())),
-    (_, client) => {
-      client.key = null;
-      return new Response("no", { status: 401 });
-    },
-  );
+  const response = await withCors(deps, ["GET"], request(), gone(), (_, client) => {
+    client.key = null;
+    return new Response("no", { status: 401 });
+  });
   assert.equal(response.headers.get("access-control-allow-origin"), null);
   assert.equal(response.headers.get("vary"), "Origin");
   assert.equal(counted.lookups, 0);
