@@ -1,36 +1,20 @@
 /**
  * @module How one backend call is stopped: by the client leaving, a deadline, a body too large, or the end of a
- * stream. An `AbortController` would cost every call an event target, its signal and a listener registered
- * through the runtime's option parsing; a call has one party to tell (the HTTP client's handler), so this
- * holds that one callback, and makes a standard signal only for the rare wait that needs one.
+ * stream. A request's cut (`lib/runtime/request_cut.ts`) with the call's own default reason: it holds the call's
+ * one listener (the HTTP client's handler) itself and makes a standard signal only for the rare wait that needs
+ * one, where an `AbortController` would cost every call an event target and a listener registered through the
+ * runtime's option parsing.
  */
-export class CallAbort {
-  aborted = false;
-  reason: unknown;
-  #onAbort?: (reason: unknown) => void;
-  #controller?: AbortController;
+import { RequestCut } from "../runtime/request_cut.ts";
 
+export class CallAbort extends RequestCut {
   /** Stops the call; later calls change nothing. */
-  abort(reason: unknown = new DOMException("The call was aborted", "AbortError")): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.#onAbort?.(reason);
-    this.#controller?.abort(reason);
+  override abort(reason: unknown = new DOMException("The call was aborted", "AbortError")): void {
+    super.abort(reason);
   }
 
-  /** The one party told of the abort (the call's handler); called at once if it came already. */
+  /** The party told of the abort (the call's handler); called at once if it came already. */
   onAbort(listener: (reason: unknown) => void): void {
-    this.#onAbort = listener;
-    if (this.aborted) listener(this.reason);
-  }
-
-  /** A standard signal following this one, made when first asked for. */
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.aborted) this.#controller.abort(this.reason);
-    }
-    return this.#controller.signal;
+    this.listen(listener);
   }
 }

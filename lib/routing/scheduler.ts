@@ -20,6 +20,7 @@ import { SlotShares } from "./slot_shares.ts";
 import type { Tenant } from "./tenants.ts";
 import { type Priority, type QueueFigures, type Waiter, WaitQueue } from "./wait_queue.ts";
 import { weightedOrder } from "./weighted_order.ts";
+import { coldStartPays } from "./cold_start.ts";
 import type { Cut } from "../runtime/request_cut.ts";
 
 export type RoutingPolicy = "scheduled" | "weighted";
@@ -111,7 +112,7 @@ export class Scheduler {
     if (tenant) this.#shares.arrived(model, tenant, now());
     if (this.#queue.depth(model) === 0) {
       const ranking = rank(candidates, state, { ...pending, random });
-      const go = ranking.room && (ranking.warm || this.#coldStartPays(ranking, 1, 0)) &&
+      const go = ranking.room && (ranking.warm || coldStartPays(ranking.warmSlots, 1, 0, this.maxWaitMs)) &&
         this.#mayTake(model, tenant, ranking.order);
       // Another worker may have taken the last slot since the ranking: then this one waits like the rest.
       const first = ranking.order[0];
@@ -231,15 +232,6 @@ export class Scheduler {
   }
 
   /**
-   * A load costs seconds and unloads a model others use, so a request whose model is loaded elsewhere (only
-   * busy) waits for it rather than load it on a free server, unless the model's demand outgrows the servers
-   * holding it (more waiting than they have slots) or it has waited a quarter of its longest wait.
-   */
-  #coldStartPays(ranking: { warmSlots: number }, waiting: number, waitedMs: number): boolean {
-    return ranking.warmSlots === 0 || waiting > ranking.warmSlots || waitedMs >= this.maxWaitMs / 4;
-  }
-
-  /**
    * Lets waiters go while slots are free, in queue order: first those whose conversation's prefix is cached
    * where a slot is free, then those a free slot can serve without a load (a freed slot goes to a request
    * whose model is there, even behind others in the queue), then those for whom a load is worth it.
@@ -258,7 +250,13 @@ export class Scheduler {
           const ranking = rank(live, state, { ...w.context, random });
           const mayLoad = pass === "any";
           const go = ranking.room && (pass === "affine" ? ranking.affine : ranking.warm ||
-            (mayLoad && this.#coldStartPays(ranking, this.#queue.depth(w.model), now() - w.enqueuedAt))) &&
+            (mayLoad &&
+              coldStartPays(
+                ranking.warmSlots,
+                this.#queue.depth(w.model),
+                now() - w.enqueuedAt,
+                this.maxWaitMs,
+              ))) &&
             this.#mayTake(w.model, w.context.tenant, ranking.order);
           // Read only when it goes: the first of no candidates is a read past an array's end, which threw away
           // this function's optimized code again and again (some five times a second under load).

@@ -4,7 +4,7 @@
  * scheduler's wait before it). An `AbortController` per request cost each one an event target, and each call
  * a listener added and removed through the runtime's event code (some 2 µs a request under load, by the CPU
  * profile); this holds its listeners itself and makes a standard signal only for what needs one (the admin
- * page's live feed).
+ * page's live feed). A backend call's own abort (`lib/backends/call_abort.ts`) is one of these with its default reason.
  */
 
 type Listener = (reason: unknown) => void;
