@@ -21,6 +21,7 @@ import { failStartup, type StartStep } from "./lib/server/startup_failure.ts";
 import { codeVersion } from "./lib/log/version.ts";
 import { DEFAULT_KV_PATH } from "./lib/store/kv.ts";
 import { warmUpBeforeServing } from "./lib/warm_up/mod.ts";
+import { unlessStopped } from "./lib/server/serve_unless_stopped.ts";
 
 /** `work`, or the process ends with the one line saying which setting stopped it at `step`. */
 async function step<T>(name: StartStep, work: () => T | Promise<T>): Promise<T> {
@@ -49,6 +50,7 @@ const stop = gateway.stopOnSignals();
 // Before the first request can come: through the gateway's own listener, or the runtime's once this module
 // has been evaluated (`deno serve`).
 const warmed = import.meta.main ? await warmUpBeforeServing(gateway) : undefined;
+if (import.meta.main) await unlessStopped(gateway);
 let address = deploy ? "served by the runtime (deploy profile)" : "served by the runtime (deno serve)";
 if (listens) {
   const { addr } = await step("listen", () => gateway.listen());

@@ -27,14 +27,17 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sign
 // A server's slots hold for the whole process: every worker counts every worker's requests there.
 const shared = SharedLoad.allocate();
 
-/** What a worker says once it listens, or why it cannot. */
-type Started = { port: number } | { failed: { step: StartStep; message: string } };
+/**
+ * What a worker says: once it listens, or why it cannot; and, once every worker has stopped, the process's exit
+ * status (`Deno.exit` in a worker would end only that worker).
+ */
+type Said = { port: number } | { failed: { step: StartStep; message: string } } | { exit: number };
 
 function startWorker(port: number): Promise<{ worker: Worker; port: number }> {
   const worker = new Worker(new URL("./parallel_worker.ts", import.meta.url), { type: "module" });
   return new Promise((resolve, reject) => {
-    worker.onmessage = ({ data }: MessageEvent<Started>) => {
-      worker.onmessage = null;
+    worker.onmessage = ({ data }: MessageEvent<Said>) => {
+      if ("exit" in data) Deno.exit(data.exit);
       if ("failed" in data) failStartup(data.failed.step, new Error(data.failed.message));
       resolve({ worker, port: data.port });
     };
@@ -45,7 +48,6 @@ function startWorker(port: number): Promise<{ worker: Worker; port: number }> {
     worker.postMessage({ port, shared });
   });
 }
-
 // A worker that cannot listen (a port in use) fails the start as the single-process gateway does.
 const listening = async (port: number) => {
   try {

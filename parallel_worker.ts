@@ -8,6 +8,7 @@ import { loadConfig } from "./lib/config.ts";
 import { Gateway } from "./lib/gateway.ts";
 import { SharedLoad } from "./lib/routing/mod.ts";
 import { warmUpBeforeServing } from "./lib/warm_up/mod.ts";
+import { unlessStopped } from "./lib/server/serve_unless_stopped.ts";
 import { errorText } from "./lib/log/mod.ts";
 import type { StartStep } from "./lib/server/startup_failure.ts";
 
@@ -22,9 +23,11 @@ const { port, shared } = await told;
 let step: StartStep = "store";
 try {
   const gateway = await Gateway.open(loadConfig(), { shared: new SharedLoad(shared) });
-  // Before listening: a signal may come first, and every worker must hear of the others' stop.
-  gateway.stopOnSignals();
+  // Before listening: a signal may come first, and every worker must hear of the others' stop. The process ends
+  // from its main isolate: here `Deno.exit` would end only this worker.
+  gateway.stopOnSignals((code) => worker.postMessage({ exit: code }));
   await warmUpBeforeServing(gateway);
+  await unlessStopped(gateway);
   step = "listen";
   const listening = gateway.listen({ port, reusePort: true });
   worker.postMessage({ port: listening.addr.port });

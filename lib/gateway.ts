@@ -158,6 +158,11 @@ export class Gateway {
     return this.#stopped ??= this.#stop();
   }
 
+  /** Whether `stop` was called (by a signal, or by what stops the process as one would). */
+  get stopping(): boolean {
+    return this.#stopped !== undefined;
+  }
+
   async #stop(): Promise<void> {
     for (const listening of this.#listening) listening.close();
     await this.drain.stop();
@@ -179,8 +184,9 @@ export class Gateway {
    * `start:parallel` and of `deno serve --parallel` are gateways of one process); a second signal ends what
    * still runs at once. Exits 1 if records could not be written, or if a stop hangs.
    */
-  stopOnSignals(): StopProcess {
+  stopOnSignals(exit?: (code: number) => void): StopProcess {
     return coordinateShutdown({
+      exit,
       drainAndFlush: async (reason) => {
         const running = this.drain.inFlight;
         log.info("gateway.stopping", `stopping (${reason})`, { reason, running });

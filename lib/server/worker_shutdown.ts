@@ -1,7 +1,7 @@
 /**
- * @module Shutdown under `deno task start:parallel`. Each worker isolate has its own requests in flight and its
- * own usage ledger, and the first `Deno.exit` in any worker ends the whole process, so no worker may exit
- * while another still has requests to finish or records to write. The workers know each other through a
+ * @module Shutdown of the process's gateways (one, or the workers of `start:parallel` and `deno serve --parallel`).
+ * Each worker isolate has its own requests in flight and its own usage ledger, and ending the process ends them
+ * all, so no worker may end it while another still has requests to finish or records to write. The workers know each other through a
  * BroadcastChannel: on SIGINT/SIGTERM each one drains and flushes and says so, and the one that hears the
  * last of them exits the process, with status 1 if any worker could not write its records. A bounded wait
  * covers a worker that hangs.
@@ -29,12 +29,20 @@ export interface WorkerShutdown {
   hurry?: () => void;
   /** Beyond this, the process exits whether or not every worker said it was done. */
   hangMs: number;
+  /**
+   * Ends the process with `code`. `Deno.exit` does so in the process's main isolate and in a worker of
+   * `deno serve --parallel`, but in a Worker a program starts (`start:parallel`) it ends only that worker:
+   * there the worker asks its main isolate to (parallel.ts).
+   */
+  exit?: (code: number) => void;
 }
 
 /** Stops as a signal would, for `reason`; returned by `coordinateShutdown`. */
 export type StopProcess = (reason: string) => void;
 
-export function coordinateShutdown({ drainAndFlush, hurry, hangMs }: WorkerShutdown): StopProcess {
+export function coordinateShutdown(
+  { drainAndFlush, hurry, hangMs, exit = Deno.exit }: WorkerShutdown,
+): StopProcess {
   const id = crypto.randomUUID();
   const channel = new BroadcastChannel("gateway-shutdown");
   const peers = new Set<string>([id]);
@@ -43,11 +51,14 @@ export function coordinateShutdown({ drainAndFlush, hurry, hangMs }: WorkerShutd
   let stopping = false;
 
   const exitWhenAllDone = () => {
-    if (stopping && [...peers].every((peer) => done.has(peer))) Deno.exit(failed ? 1 : 0);
+    if (stopping && [...peers].every((peer) => done.has(peer))) exit(failed ? 1 : 0);
   };
   channel.onmessage = ({ data }: MessageEvent<Message>) => {
     peers.add(data.id);
-    if (data.type === "hello") channel.postMessage({ type: "here", id } satisfies Message);
+    // A worker that starts after a signal did not hear it: told at once that this one is stopping, it stops too.
+    if (data.type === "hello") {
+      channel.postMessage({ type: stopping ? "stop" : "here", id } satisfies Message);
+    }
     if (data.type === "done") {
       done.add(data.id);
       failed ||= data.failed === true;
@@ -68,7 +79,7 @@ export function coordinateShutdown({ drainAndFlush, hurry, hangMs }: WorkerShutd
     channel.postMessage({ type: "stop", id } satisfies Message);
     setTimeout(() => {
       log.error("gateway.hung", `a worker did not finish its shutdown within ${hangMs} ms; exiting`);
-      Deno.exit(1);
+      exit(1);
     }, hangMs);
     try {
       await drainAndFlush(reason);
