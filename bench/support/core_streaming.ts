@@ -1,13 +1,13 @@
 /**
- * @module The core section's streaming figures: time to the first byte through each target, in rotating
- * rounds, and the chunk rate of one long answer, direct and through the gateway, with the gateway's CPU per
- * chunk.
+ * @module The core section's streaming figures: time to the first byte through each target, in rounds of one
+ * stream to each target in turn (the order rotating), so that the targets compared saw the same machine; and the
+ * chunk rate of one long answer, direct and through the gateway, with the gateway's CPU per chunk.
  */
 import { cpuTimeUs } from "./spawn.ts";
-import { chunksPerSecond, median, medianFirstByteUs } from "./streaming.ts";
+import { chunksPerSecond, firstByteUs, median, medianFirstByteUs } from "./streaming.ts";
 import { type Target, TARGET_NAMES, type TargetName } from "./targets.ts";
 import type { Figures } from "./report.ts";
-import { inRounds, rotated } from "./rounds.ts";
+import { inRounds, interleavedMedians } from "./rounds.ts";
 
 export async function streamingFigures(
   targets: Record<TargetName, Target>,
@@ -32,9 +32,13 @@ export async function streamingFigures(
   for (const t of TARGET_NAMES) await medianFirstByteUs(targets[t].streamed, 10);
   for (let round = 0; round < rounds; round++) {
     log(`round ${round + 1}/${rounds}: streaming`);
-    for (const t of rotated(TARGET_NAMES, round)) {
-      firstByte[t].push(await medianFirstByteUs(targets[t].streamed, firstByteSamples));
-    }
+    const medians = await interleavedMedians(
+      TARGET_NAMES,
+      firstByteSamples,
+      (t) => firstByteUs(targets[t].streamed),
+      round,
+    );
+    for (const t of TARGET_NAMES) firstByte[t].push(medians[t]);
     rate.direct.push(await chunksPerSecond(targets.direct.streamed, longStreamChunks));
     const cpuBefore = await cpuTimeUs(gatewayPid) ?? NaN;
     rate.gateway.push(await chunksPerSecond(targets.gateway.streamed, longStreamChunks));

@@ -8,8 +8,8 @@
  */
 import { startBenchTrio } from "./gateway_setup.ts";
 import { firstByteUs, median } from "./streaming.ts";
-import type { Target, TargetName } from "./targets.ts";
-import { inRounds, rotated } from "./rounds.ts";
+import type { Target } from "./targets.ts";
+import { inRounds, interleavedMedians } from "./rounds.ts";
 import { type Row, us } from "./report.ts";
 
 const STREAMS = 200;
@@ -42,20 +42,6 @@ async function wholeAnswerUs(target: Target): Promise<number> {
   return (performance.now() - start) * 1000;
 }
 
-/** `n` requests to each target, one target after the other, the order rotating; each target's median. */
-async function interleaved(
-  targets: Record<TargetName, Target>,
-  n: number,
-  time: (target: Target) => Promise<number>,
-): Promise<Record<Timed, number>> {
-  const all: Record<Timed, number[]> = { bare: [], gateway: [], gatewayB: [] };
-  const order: Timed[] = ["bare", ...GATEWAYS];
-  for (let i = 0; i < n; i++) {
-    for (const name of rotated(order, i)) all[name].push(await time(targets[name]));
-  }
-  return { bare: median(all.bare), gateway: median(all.gateway), gatewayB: median(all.gatewayB) };
-}
-
 export async function freshStartFigures(options: {
   rounds: number;
   log: (line: string) => void;
@@ -68,8 +54,9 @@ export async function freshStartFigures(options: {
     const { targets, stop, gateway } = await startBenchTrio();
     try {
       gatewayStartMs.push(gateway.spawnToListenMs);
-      const fb = await interleaved(targets, STREAMS, (t) => firstByteUs(t.streamed));
-      const wh = await interleaved(targets, WHOLE, wholeAnswerUs);
+      const timed: Timed[] = ["bare", ...GATEWAYS];
+      const fb = await interleavedMedians(timed, STREAMS, (t) => firstByteUs(targets[t].streamed));
+      const wh = await interleavedMedians(timed, WHOLE, (t) => wholeAnswerUs(targets[t]));
       for (const name of ["bare", ...GATEWAYS] as const) {
         firstByte[name].push(fb[name]);
         whole[name].push(wh[name]);

@@ -22,6 +22,24 @@ export function rotated<T>(items: readonly T[], round: number): T[] {
   return items.map((_, i) => items[(i + round) % items.length]);
 }
 
+/**
+ * `n` timings of each name, one name after the other, the order rotating with each turn; each name's median.
+ * Finer than a round: timings a few milliseconds apart see the same machine, where a block of one target's
+ * timings after another's may not (a host's speed changes between them).
+ */
+export async function interleavedMedians<N extends string>(
+  names: readonly N[],
+  n: number,
+  time: (name: N) => Promise<number>,
+  turn = 0,
+): Promise<Record<N, number>> {
+  const all = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<N, number[]>;
+  for (let i = 0; i < n; i++) {
+    for (const name of rotated(names, turn + i)) all[name].push(await time(name));
+  }
+  return Object.fromEntries(names.map((name) => [name, median(all[name])])) as Record<N, number>;
+}
+
 /** A run with failed requests measures failures, not the gateway: stop rather than report it. */
 export function checked(name: string, r: LoadResult): LoadResult {
   if (r.errors > r.requests * 0.001) throw new Error(`${name}: ${r.errors} of ${r.requests} requests failed`);
