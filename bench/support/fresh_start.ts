@@ -75,6 +75,9 @@ export async function freshStartFigures(options: {
   };
 }
 
+/** A difference, with its sign either way: "+24 µs", "−22 µs". */
+const signedUs = (n: number) => `${Math.round(n) < 0 ? "−" : "+"}${us(Math.abs(n))}`;
+
 export function freshStartRows(f: FreshStartFigures): Row[] {
   const over = (figures: PerRound, g: typeof GATEWAYS[number]) =>
     inRounds(figures[g], figures.bare, (x, b) => x - b);
@@ -87,7 +90,7 @@ export function freshStartRows(f: FreshStartFigures): Row[] {
         figure:
           `Just started: first byte of the first ${f.streams} sequential streams over the bare proxy's ` +
           `(${LABEL[g]}; both just started)`,
-        value: `+${us(added)} (rounds ${each(f.firstByteUs, g)}; bare proxy ${
+        value: `${signedUs(added)} (rounds ${each(f.firstByteUs, g)}; bare proxy ${
           us(median(f.firstByteUs.bare))
         })`,
         target: `≤ +${FIRST_BYTE_OVER_BARE_US} µs`,
@@ -96,7 +99,7 @@ export function freshStartRows(f: FreshStartFigures): Row[] {
     }),
     {
       figure: `Just started, after the streams: whole answers at 1 connection over the bare proxy's (A / B)`,
-      value: GATEWAYS.map((g) => `+${us(over(f.wholeUs, g))}`).join(" / ") +
+      value: GATEWAYS.map((g) => signedUs(over(f.wholeUs, g))).join(" / ") +
         ` (rounds A ${each(f.wholeUs, "gateway")}; B ${each(f.wholeUs, "gatewayB")})`,
       target: "",
     },
