@@ -48,6 +48,7 @@ function startWorker(port: number): Promise<{ worker: Worker; port: number }> {
     worker.postMessage({ port, shared });
   });
 }
+
 // A worker that cannot listen (a port in use) fails the start as the single-process gateway does.
 const listening = async (port: number) => {
   try {

@@ -1,10 +1,10 @@
 /**
- * @module Shutdown of the process's gateways (one, or the workers of `start:parallel` and `deno serve --parallel`).
- * Each worker isolate has its own requests in flight and its own usage ledger, and ending the process ends them
- * all, so no worker may end it while another still has requests to finish or records to write. The workers know each other through a
- * BroadcastChannel: on SIGINT/SIGTERM each one drains and flushes and says so, and the one that hears the
- * last of them exits the process, with status 1 if any worker could not write its records. A bounded wait
- * covers a worker that hangs.
+ * @module Shutdown of the process's gateways: one, or the workers of `start:parallel` and of
+ * `deno serve --parallel`. Each worker isolate has its own requests in flight and its own usage ledger, and
+ * ending the process ends them all, so no worker may end it while another still has requests to finish or
+ * records to write. The workers know each other through a BroadcastChannel: on SIGINT/SIGTERM each one drains
+ * and flushes and says so, and the one that hears the last of them exits the process, with status 1 if any
+ * worker could not write its records. A bounded wait covers a worker that hangs.
  *
  * Each worker closes its own listener when it stops. A request that still reaches a stopping worker (on a
  * connection kept alive from before) is refused by its route through the drain: 503 in the path's own error
