@@ -9,6 +9,8 @@ import { LoopbackServer } from "../fakes/loopback_server.ts";
 
 export const PROMPT_TOKENS = 7;
 
+const word = (i: number) => `w${i} `;
+
 export interface GatedOptions {
   /** Words in a complete answer (its completion tokens). */
   words?: number;
@@ -50,6 +52,11 @@ export class GatedOllama {
 
   get url(): string {
     return this.#net.url;
+  }
+
+  /** A complete answer's text: every word, as the stream sends them. */
+  get answer(): string {
+    return Array.from({ length: this.words }, (_, i) => word(i)).join("");
   }
 
   open(): void {
@@ -109,7 +116,7 @@ export class GatedOllama {
       line({
         model,
         created_at: new Date().toISOString(),
-        message: { role: "assistant", content: `w${i} ` },
+        message: { role: "assistant", content: word(i) },
         done: false,
       });
     let sent = 0;

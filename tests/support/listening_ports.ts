@@ -1,6 +1,6 @@
 /**
  * @module The TCP ports a process listens on, read from Linux's /proc, so a test can check that a server opens
- * no port beyond the ones it is meant to.
+ * no port beyond the ones it is meant to; a port free for a test's server; whether a port takes connections.
  */
 
 /**
@@ -34,4 +34,15 @@ export function freePort(): number {
   const { port } = listener.addr;
   listener.close();
   return port;
+}
+
+/** Whether anything accepts a connection on 127.0.0.1:`port` now. */
+export async function listensOn(port: number): Promise<boolean> {
+  try {
+    (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.ConnectionRefused) return false;
+    throw error;
+  }
 }
