@@ -24,6 +24,12 @@ export function narrowedByKeys<T extends AnyObject>(schema: T, limit = 64): (val
     const own = schema.shape[key]._zod;
     if (own.optin !== "optional" || own.optout !== "optional") always |= 1 << bit;
   });
+  const bits = new Map(keys.map((key, bit) => [key, bit]));
+  // A plain object's keys are listed rather than each of the schema's looked up: a body sends a few of some
+  // 25 (0.06 against 0.7 µs a body and its message). `for…in` lists what `in` finds on such an object (keys
+  // JSON and literals make, and any a polluted prototype adds) unless a key of the schema is one that every
+  // object inherits without listing it.
+  const listable = !keys.some((key) => key in Object.prototype);
   const narrowed = new Map<number, T>();
   const narrow = (mask: number): T => {
     const picked: Record<string, true> = {};
@@ -35,8 +41,15 @@ export function narrowedByKeys<T extends AnyObject>(schema: T, limit = 64): (val
   return (value) => {
     if (typeof value !== "object" || value === null) return schema;
     let mask = always;
-    // `in`, as zod itself tells a present key from an absent one.
-    for (let bit = 0; bit < keys.length; bit++) if (keys[bit] in value) mask |= 1 << bit;
+    if (listable && Object.getPrototypeOf(value) === Object.prototype) {
+      for (const key in value) {
+        const bit = bits.get(key);
+        if (bit !== undefined) mask |= 1 << bit;
+      }
+    } else {
+      // `in`, as zod itself tells a present key from an absent one.
+      for (let bit = 0; bit < keys.length; bit++) if (keys[bit] in value) mask |= 1 << bit;
+    }
     let found = narrowed.get(mask);
     if (!found) {
       if (narrowed.size >= limit) return schema;

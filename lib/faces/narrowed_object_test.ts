@@ -70,3 +70,23 @@ Deno.test("an object with refinements is parsed whole", () => {
   const narrow = narrowedByKeys(schema as unknown as z.ZodObject<z.ZodRawShape>);
   assert.equal(narrow({ a: "x" }), schema);
 });
+
+Deno.test("keys are found as zod finds them, whatever the object's prototype", () => {
+  const schema = z.object({ a: z.string().optional(), b: z.number().optional() });
+  const narrow = narrowedByKeys(schema, UNLIMITED);
+  const keys = (s: z.ZodType) => Object.keys((s as z.ZodObject<z.ZodRawShape>).shape);
+  const bare = Object.assign(Object.create(null), { b: 1 });
+  const inherited = Object.create({ a: "from the prototype" });
+  const unlisted = Object.create(Object.defineProperty({}, "a", { value: 7, enumerable: false }));
+  assert.deepEqual(keys(narrow(bare)), ["b"]);
+  assert.deepEqual(keys(narrow(inherited)), ["a"]);
+  assert.deepEqual(keys(narrow(unlisted)), ["a"]);
+  for (const value of [bare, inherited, unlisted, { a: "x", extra: 1 }]) {
+    assertSameParse(schema, narrow(value), value);
+  }
+  // A key every object inherits is found by `in` on any object, listed or not: such a schema looks each up.
+  const named = z.object({ toString: z.string().optional(), a: z.string().optional() });
+  const narrowNamed = narrowedByKeys(named, UNLIMITED);
+  assert.deepEqual(keys(narrowNamed({ a: "x" })), ["toString", "a"]);
+  for (const value of [{}, { a: "x" }, { toString: "y" }]) assertSameParse(named, narrowNamed(value), value);
+});

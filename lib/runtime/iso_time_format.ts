@@ -15,6 +15,10 @@ let datePart = "";
 const two = (n: number) => (n < 10 ? "0" : "") + n;
 const three = (n: number) => (n < 10 ? "00" : n < 100 ? "0" : "") + n;
 
+/** The second the cached second's text belongs to (its first millisecond), and that text up to the `.`. */
+let secondStart = NaN;
+let secondPart = "";
+
 /** The last instant written, and its text. */
 let lastMs = NaN;
 let lastText = "";
@@ -35,6 +39,9 @@ export function isoTimeMs(text: string): number {
 }
 
 function write(time: number): string {
+  // Requests and the lines of streams come many a second: most need only their milliseconds written.
+  const ms = time - secondStart;
+  if (ms >= 0 && ms < 1000) return `${secondPart}${three(ms)}Z`;
   let offset = time - dayStart;
   if (!(offset >= 0 && offset < DAY_MS)) {
     const iso = new Date(time).toISOString();
@@ -47,5 +54,8 @@ function write(time: number): string {
   const minutes = Math.floor(offset / 60_000);
   offset -= minutes * 60_000;
   const seconds = Math.floor(offset / 1000);
-  return `${datePart}${two(hours)}:${two(minutes)}:${two(seconds)}.${three(offset - seconds * 1000)}Z`;
+  const millis = offset - seconds * 1000;
+  secondStart = time - millis;
+  secondPart = `${datePart}${two(hours)}:${two(minutes)}:${two(seconds)}.`;
+  return `${secondPart}${three(millis)}Z`;
 }
