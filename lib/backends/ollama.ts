@@ -15,10 +15,19 @@ import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
 import { streamLimits } from "./stream_reading.ts";
 import { memoByUrl } from "./url_memo.ts";
 
-/** Ollama's `options` object, or undefined when the request sets none. */
+/** Each option's bit, by its name in a request. */
+const OPTION_BITS = new Map<string, number>(OLLAMA_OPTION_PAIRS.map(([ours], i) => [ours, 1 << i]));
+
+/**
+ * Ollama's `options` object, or undefined when the request sets none. Only the options a request names are
+ * looked up (it names one or two of eleven), in the table's order, which is the order they are sent in.
+ */
 function toOptions(options: GenerationOptions): Record<string, unknown> | undefined {
+  let named = 0;
+  for (const name in options) named |= OPTION_BITS.get(name) ?? 0;
   let out: Record<string, unknown> | undefined;
-  for (let i = 0; i < OLLAMA_OPTION_PAIRS.length; i++) {
+  for (let i = 0; named >> i; i++) {
+    if (!(named & (1 << i))) continue;
     const pair = OLLAMA_OPTION_PAIRS[i];
     const value = options[pair[0]];
     if (value !== undefined) (out ??= {})[pair[1]] = value;

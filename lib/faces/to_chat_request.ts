@@ -97,11 +97,29 @@ const NUMBER_OPTIONS = [
   "numCtx",
 ] as const satisfies readonly (keyof GenerationOptions)[];
 
+/** Each number option's bit, by the name a body gives it. */
+const NUMBER_OPTION_BITS = new Map<string, number>(
+  NUMBER_OPTIONS.map((ours, i) => [OLLAMA_OPTION_NAMES[ours], 1 << i]),
+);
+
+/** The number options a body or its `options` names: a body names a few keys, the table has nine. */
+function namedOptions(body: ChatBody): number {
+  let named = 0;
+  for (const key in body) named |= NUMBER_OPTION_BITS.get(key) ?? 0;
+  if (body.options) { for (const key in body.options) named |= NUMBER_OPTION_BITS.get(key) ?? 0; }
+  return named;
+}
+
 /** Format B's `options` win over the same fields at the top level; only fields present are set. */
 function toOptions(body: ChatBody): GenerationOptions {
   const nested = body.options;
   const options: GenerationOptions = {};
-  for (const ours of NUMBER_OPTIONS) {
+  // Looked up only where named (each lookup of an absent name costs as much as one of a present one), and in
+  // the table's order, which is then the order Ollama is sent them in.
+  const named = namedOptions(body);
+  for (let i = 0; named >> i; i++) {
+    if (!(named & (1 << i))) continue;
+    const ours = NUMBER_OPTIONS[i];
     const theirs = OLLAMA_OPTION_NAMES[ours];
     const value = nested?.[theirs] ?? body[theirs];
     if (value !== undefined) options[ours] = value;
