@@ -23,9 +23,10 @@ import type { KeyRecord, ServerRecord } from "../store/records.ts";
 
 export function shapeForKey(request: ChatRequest, key: KeyRecord): ChatRequest {
   const out: ChatRequest = { ...request, model: key.model, options: { ...request.options } };
+  // A delete costs even when the key is not there, and most requests carry no tools.
   if (!key.tools) {
-    delete out.tools;
-    delete out.toolChoice;
+    if ("tools" in out) delete out.tools;
+    if ("toolChoice" in out) delete out.toolChoice;
   }
   if (!key.thinking) out.think = false;
   if (key.forceJson) {
