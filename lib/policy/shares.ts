@@ -46,6 +46,7 @@ export class Shares {
   readonly #leaseMs: number;
   readonly #wall: () => number;
   readonly #owners = new Map<string, OwnerState>();
+  readonly #ids = new WeakMap<Deno.KvKey, string>();
   /** Work that closing waits for. */
   readonly #running = new Set<Promise<unknown>>();
   /** Sequence numbers of the store reads under way. */
@@ -77,7 +78,9 @@ export class Shares {
   }
 
   state(owner: OwnerLimit): OwnerState {
-    const id = counterId(owner.holdings);
+    // An owner's limits, and so its holdings key, are made once a day per key: its id is joined once.
+    let id = this.#ids.get(owner.holdings);
+    if (id === undefined) this.#ids.set(owner.holdings, id = counterId(owner.holdings));
     let state = this.#owners.get(id);
     if (!state) this.#owners.set(id, state = new OwnerState(owner.holdings));
     return state;
