@@ -14,17 +14,17 @@ import { answerChars, AnswerCheck, answerTokens, objectOf } from "./answer_value
 import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
 import { streamLimits } from "./stream_reading.ts";
 import { memoByUrl } from "./url_memo.ts";
+import { bitsOf, listedBits } from "../runtime/listed_keys.ts";
 
 /** Each option's bit, by its name in a request. */
-const OPTION_BITS = new Map<string, number>(OLLAMA_OPTION_PAIRS.map(([ours], i) => [ours, 1 << i]));
+const OPTION_BITS = bitsOf(OLLAMA_OPTION_PAIRS.map(([ours]) => ours));
 
 /**
  * Ollama's `options` object, or undefined when the request sets none. Only the options a request names are
  * looked up (it names one or two of eleven), in the table's order, which is the order they are sent in.
  */
 function toOptions(options: GenerationOptions): Record<string, unknown> | undefined {
-  let named = 0;
-  for (const name in options) named |= OPTION_BITS.get(name) ?? 0;
+  const named = listedBits(OPTION_BITS, options);
   let out: Record<string, unknown> | undefined;
   for (let i = 0; named >> i; i++) {
     if (!(named & (1 << i))) continue;

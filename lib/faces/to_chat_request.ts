@@ -15,6 +15,7 @@ import type {
 import type { ChatBody, MessageBody } from "./chat_body.ts";
 import { imageFromInline, imageFromUrl } from "./images.ts";
 import { OLLAMA_OPTION_NAMES } from "../chat/ollama_options.ts";
+import { bitsOf, listedBits } from "../runtime/listed_keys.ts";
 
 function toolArguments(raw: string | Record<string, unknown> | undefined, field: string) {
   if (raw === undefined || raw === "") return {};
@@ -98,25 +99,14 @@ const NUMBER_OPTIONS = [
 ] as const satisfies readonly (keyof GenerationOptions)[];
 
 /** Each number option's bit, by the name a body gives it. */
-const NUMBER_OPTION_BITS = new Map<string, number>(
-  NUMBER_OPTIONS.map((ours, i) => [OLLAMA_OPTION_NAMES[ours], 1 << i]),
-);
-
-/** The number options a body or its `options` names: a body names a few keys, the table has nine. */
-function namedOptions(body: ChatBody): number {
-  let named = 0;
-  for (const key in body) named |= NUMBER_OPTION_BITS.get(key) ?? 0;
-  if (body.options) { for (const key in body.options) named |= NUMBER_OPTION_BITS.get(key) ?? 0; }
-  return named;
-}
+const NUMBER_OPTION_BITS = bitsOf(NUMBER_OPTIONS.map((ours) => OLLAMA_OPTION_NAMES[ours]));
 
 /** Format B's `options` win over the same fields at the top level; only fields present are set. */
 function toOptions(body: ChatBody): GenerationOptions {
   const nested = body.options;
   const options: GenerationOptions = {};
-  // Looked up only where named (each lookup of an absent name costs as much as one of a present one), and in
-  // the table's order, which is then the order Ollama is sent them in.
-  const named = namedOptions(body);
+  // Looked up only where named (`listed_keys.ts`), in the table's order, which Ollama is then sent them in.
+  const named = listedBits(NUMBER_OPTION_BITS, body) | listedBits(NUMBER_OPTION_BITS, nested ?? undefined);
   for (let i = 0; named >> i; i++) {
     if (!(named & (1 << i))) continue;
     const ours = NUMBER_OPTIONS[i];
