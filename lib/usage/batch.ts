@@ -11,14 +11,15 @@
  */
 import type { UsageRecord } from "./types.ts";
 import { type CounterDelta, CounterSums, labelsOf } from "./counter_sums.ts";
-import { type BatchRow, type EncodedRecord, namesBytes } from "./row_codec.ts";
+import { type BatchRow, type EncodedRecord, namesBytes, RowCoding } from "./row_codec.ts";
 import { isoTimeMs } from "../runtime/iso_time_format.ts";
 
 /**
  * A commit's cost in the store is mostly per commit (the counters, the sync), little per record, so batches
- * are large; a record's place in its batch must fit the byte an index row gives it.
+ * are large: their bytes (`MAX_ROW_BYTES`) end them first. A record's place in its batch fits the two bytes
+ * an index row gives it past the first 256 (one byte each up to there, as rows were written before).
  */
-export const MAX_BATCH_RECORDS = 250;
+export const MAX_BATCH_RECORDS = 1000;
 
 /**
  * Record sizes are upper bounds of the serialized size (`RecordEncoder.bytes`), not estimates, so the margin
@@ -33,8 +34,8 @@ const LIMITS = {
   keyBytes: 40_000,
 };
 
-/** The object and lists around the records, and the store's header. */
-const ROW_OVERHEAD = 32;
+/** The object and lists around the records (names, kinds, texts), and the store's header. */
+const ROW_OVERHEAD = 64;
 /** Bytes of a row id and its tag. */
 const ID_BYTES = 28;
 
@@ -56,12 +57,20 @@ const indexKeyBytes = (keyId: string) => partBytes("usage_by_key") + partBytes(k
 /** The three counters `["tokens", scope, owner, label]` of an owner's day, each checked and written. */
 const counterKeyBytes = (owner: string) => 3 * 2 * (partBytes("tokens") + 6 + partBytes(owner) + 16);
 
+/** A key's places in its batch: a byte each while they fit one, as index rows were always written before. */
+const placesRow = (places: number[]) =>
+  places[places.length - 1] < 256 ? Uint8Array.from(places) : Uint16Array.from(places);
+
 export class Batch {
   /** In the order they were recorded; a record's place in its row is its place in the ledger. */
   readonly records: EncodedRecord[] = [];
   /** The field names of each record shape in the batch, and each shape's place in that list. */
   readonly fields: string[][] = [];
-  readonly #shapes = new Map<string[], number>();
+  /** How each shape keeps its values (`row_codec.ts`), by its place in `fields`. */
+  readonly kinds: string[] = [];
+  /** Each shape's place in `fields`, by its field names and then by how it keeps its values. */
+  readonly #shapes = new Map<string[], Map<number, number>>();
+  readonly #coding = new RowCoding();
   /** The places of each key's records in `records`, ascending: that key's index row. */
   readonly byKey = new Map<string, number[]>();
   readonly sums = new CounterSums();
@@ -76,7 +85,7 @@ export class Batch {
   id = "";
   counters: CounterDelta[] = [];
   /** Set by `seal`: each key's index row value. */
-  readonly index: [keyId: string, places: Uint8Array][] = [];
+  readonly index: [keyId: string, places: Uint8Array | Uint16Array][] = [];
 
   /**
    * `expireIn` is set for rows not kept for good; such records never share a row with kept ones. A batch that
@@ -92,8 +101,12 @@ export class Batch {
     const tokens = rec.promptTokens + rec.completionTokens;
     const { keyId, user } = rec;
     const first = this.records.length === 0;
-    let shape = this.#shapes.get(names);
-    if (shape === undefined) bytes += namesBytes(names);
+    const coding = this.#coding;
+    coding.plan(names, encoded, bytes, timeMs);
+    bytes = coding.bytes;
+    const shapeKey = coding.shapeKey;
+    let shape = this.#shapes.get(names)?.get(shapeKey);
+    if (shape === undefined) bytes += namesBytes(names) + names.length * 2 + 7;
     if (
       !first && (this.records.length >= MAX_BATCH_RECORDS || this.valueBytes + bytes > MAX_ROW_BYTES ||
         this.tokens + tokens > Number.MAX_SAFE_INTEGER)
@@ -119,9 +132,13 @@ export class Batch {
       else this.byKey.set(keyId, [this.records.length]);
     }
     if (shape === undefined) {
-      this.#shapes.set(names, shape = this.fields.length);
+      let byKind = this.#shapes.get(names);
+      if (!byKind) this.#shapes.set(names, byKind = new Map());
+      byKind.set(shapeKey, shape = this.fields.length);
       this.fields.push(names);
+      this.kinds.push(coding.kinds(names.length));
     }
+    coding.keep(encoded);
     encoded[0] = shape;
     this.records.push(encoded);
     if (labels) {
@@ -137,15 +154,15 @@ export class Batch {
 
   /** The batch row's value. */
   get row(): BatchRow {
-    return { fields: this.fields, records: this.records };
+    return { fields: this.fields, records: this.records, kinds: this.kinds, strings: this.#coding.strings };
   }
 
   /** Fixes the batch's row id, its index rows and its counter increments; nothing is added afterwards. */
   seal(id: string): void {
     this.id = id;
     this.counters = this.sums.deltas();
-    // Places are below MAX_BATCH_RECORDS, so a byte each; KV stores a byte array as it is.
-    for (const [keyId, places] of this.byKey) this.index.push([keyId, Uint8Array.from(places)]);
+    // KV stores a byte array as it is; places past 255 take two bytes each.
+    for (const [keyId, places] of this.byKey) this.index.push([keyId, placesRow(places)]);
   }
 }
 

@@ -35,7 +35,9 @@ Deno.test("an encoded record's size bound never falls short, and decoding gives 
   assert.deepEqual(decoded, records);
   assert.deepEqual(decoded.map((r) => JSON.stringify(r)), records.map((r) => JSON.stringify(r)));
   assert.deepEqual(decoded.map((r) => Object.keys(r)), records.map((r) => Object.keys(r)));
-  assert.equal(batch.fields.length, 4, "one list of names per shape");
+  // A shape is its names and how its values are kept: the second record's absent texts are values.
+  assert.equal(batch.fields.length, 5, "one list of names per shape");
+  assert.equal(batch.row.kinds?.length, 5);
 
   // A hundred ordinary records fit one row, and take far less room than as objects.
   const hundred = new Batch(undefined);
@@ -103,4 +105,33 @@ Deno.test("large records: a batch row stays under the bound, which is well under
   assert.ok(batch.valueBytes <= MAX_ROW_BYTES);
   assert.ok(serialized(batch.row) <= batch.valueBytes);
   assert.ok(serialized(batch.row) < 65_536);
+});
+
+Deno.test("a row keeps each text once, and a row written before that reads as it did", () => {
+  const records = Array.from(
+    { length: 50 },
+    (_, i) => sample({ latencyMs: i, user: i % 2 ? "\u{1F600}é" : "bob" }),
+  );
+  // An instant written otherwise than `isoTime` writes it is kept as its text.
+  records.push(sample({ time: "2026-11-22T12:00:00Z" }));
+  const batch = new Batch(undefined);
+  for (const rec of records) assert.ok(add(batch, rec));
+  const row = batch.row;
+  assert.equal(new Set(row.strings).size, row.strings!.length);
+  assert.ok(row.records.slice(0, 50).every((values) => values.every((v) => typeof v !== "string")));
+  assert.deepEqual(decodeRow(structuredClone(row)), records);
+  assert.ok(batch.valueBytes >= serialized(row), `${batch.valueBytes} < ${serialized(row)}`);
+
+  const rec = sample({ ttfbMs: undefined });
+  const listed = { fields: [Object.keys(rec)], records: [[0, ...Object.values(rec)]] };
+  assert.deepEqual(decodeRow(listed), [rec]);
+  assert.deepEqual(Object.keys(decodeRow(listed)[0]), Object.keys(rec));
+});
+
+Deno.test("ordinary records: a row of the largest size holds several hundred", () => {
+  const batch = new Batch(undefined);
+  let n = 0;
+  while (add(batch, sample({ latencyMs: n + 0.5, ttfbMs: n + 0.25 }))) n++;
+  assert.ok(n > 400, `${n} records`);
+  assert.ok(serialized(batch.row) <= batch.valueBytes && batch.valueBytes <= MAX_ROW_BYTES);
 });

@@ -7,6 +7,7 @@ import { encodeTime, TIME_MAX } from "ulid";
 import type { UsageRecord } from "./types.ts";
 import {
   type IndexRow,
+  isPlaces,
   type LedgerRow,
   rowRecords,
   USAGE_BY_KEY_PREFIX,
@@ -67,12 +68,12 @@ async function* keyRecords(
   const index = kv.list<IndexRow>(selector([USAGE_BY_KEY_PREFIX, keyId], since), { batchSize: 100, reverse });
   let pending: Deno.KvEntry<IndexRow>[] = [];
   const resolve = async function* () {
-    const places = pending.filter((e) => e.value instanceof Uint8Array);
+    const places = pending.filter((e) => isPlaces(e.value));
     const batches = places.length
       ? await kv.getMany<LedgerRow[]>(places.map((e) => usageKey(String(e.key[2]))))
       : [];
     for (const entry of pending) {
-      if (!(entry.value instanceof Uint8Array)) {
+      if (!isPlaces(entry.value)) {
         yield entry.value;
         continue;
       }

@@ -162,3 +162,27 @@ storeTest(
     }
   },
 );
+
+storeTest(
+  "a batch of more than 256 records: a key's records are read back through two-byte places",
+  async (kv) => {
+    const ledger = new UsageLedger(kv, { flushIntervalMs: 60_000 });
+    const records = Array.from({ length: 600 }, (_, i) =>
+      sample({
+        time: new Date(Date.UTC(2026, 10, 22, 12) + i).toISOString(),
+        keyId: i % 3 ? "key_a" : "key_b",
+      }));
+    for (const rec of records) {
+      ledger.record(rec);
+    }
+    await ledger.close();
+    const batchRows = (await rows(kv, ["usage"])).filter((e) => isBatchRow(e.value));
+    assert.ok(batchRows.length < 3, `${batchRows.length} rows`);
+    assert.ok((await rows(kv, ["usage_by_key"])).some((e) => e.value instanceof Uint16Array));
+    assert.deepEqual(await listUsage(kv, { keyId: "key_a", limit: 1000 }), records.filter((_, i) => i % 3));
+    assert.deepEqual(
+      await listUsage(kv, { keyId: "key_b", limit: 1000, newestFirst: true }),
+      records.filter((_, i) => i % 3 === 0).reverse(),
+    );
+  },
+);

@@ -44,8 +44,15 @@ export function rowRecords(value: LedgerRow): readonly UsageRecord[] {
   return isBatchRow(value) ? decodeRow(value) : [value];
 }
 
-/** A per-key index row's value: places in the batch row of the same id, or one record before batching. */
-export type IndexRow = Uint8Array | UsageRecord;
+/**
+ * A per-key index row's value: places in the batch row of the same id (a byte each, or two once a batch holds
+ * more than 256 records), or one record before batching.
+ */
+export type IndexRow = Uint8Array | Uint16Array | UsageRecord;
+
+/** Whether an index row holds places (rather than a record, as before batching). */
+export const isPlaces = (value: IndexRow): value is Uint8Array | Uint16Array =>
+  value instanceof Uint8Array || value instanceof Uint16Array;
 
 export function usageKey(id: string): Deno.KvKey {
   return [USAGE_PREFIX, id];

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { listUsage, type UsageRecord } from "./mod.ts";
 import { storeTest } from "../../tests/support/usage_ledger.ts";
 import { isRollupId, rollUpOldRows } from "./retention.ts";
-import { USAGE_PREFIX } from "./kv_layout.ts";
+import { type LedgerRow, rowRecords, USAGE_PREFIX } from "./kv_layout.ts";
 import { groupOf } from "./day_rollup.ts";
 import { seedUsage } from "../../scripts/seed_usage.ts";
 import { usageTotals } from "../../tests/support/usage_totals.ts";
@@ -41,11 +41,13 @@ storeTest(
     );
     const old = (list: UsageRecord[]) => list.filter((r) => Date.parse(r.time) < cutoff).length;
     assert.ok(old(after) < old(before) / 4, `${old(before)} old records → ${old(after)}`);
-    // A row that straddles the cutoff is kept whole; this seed's rows span less than two days.
+    // A row that straddles the cutoff is kept whole: what precedes the first record of a kept row is rolled up.
+    const kept = (await Array.fromAsync(kv.list<LedgerRow>({ prefix: [USAGE_PREFIX] })))
+      .filter((e) => !isRollupId(String(e.key[1])));
+    const keptFrom = Math.min(...kept.flatMap((e) => rowRecords(e.value).map((r) => Date.parse(r.time))));
+    assert.ok(keptFrom < cutoff && keptFrom > cutoff - 10 * DAY_MS, new Date(keptFrom).toISOString());
     assert.ok(
-      after.filter((r) => Date.parse(r.time) < cutoff - 2 * DAY_MS).every((r) =>
-        r.time.endsWith("T00:00:00.000Z")
-      ),
+      after.filter((r) => Date.parse(r.time) < keptFrom).every((r) => r.time.endsWith("T00:00:00.000Z")),
       "what is older than the kept age is one record per day and group",
     );
 
@@ -68,8 +70,8 @@ storeTest("two passes at once (two gateways on one store) never roll a row up tw
 });
 
 storeTest("a day rolled up over many steps holds each of its groups once, across rows", async (kv) => {
-  // 60 keys give a day several hundred groups, more than one rolled-up row holds.
-  await seedUsage(kv, { records: 30_000, days: 2, keys: 60, now: NOW });
+  // 400 keys give a day well over a thousand groups, more than one rolled-up row holds.
+  await seedUsage(kv, { records: 30_000, days: 2, keys: 400, now: NOW });
   const before = usageTotals(await listUsage(kv, { limit: ALL }));
   const report = await rollUpOldRows(kv, { days: 0, now: () => NOW, pauseMs: 0, rowsPerStep: 1 });
   assert.ok(report.steps > 20, JSON.stringify(report));
@@ -80,8 +82,9 @@ storeTest("a day rolled up over many steps holds each of its groups once, across
     groups.set(id, (groups.get(id) ?? 0) + 1);
   }
   const twice = [...groups].filter(([, n]) => n > 1);
-  assert.ok(rolled.length > 250, `${rolled.length} rolled-up records`);
+  assert.ok(rolled.length > 1000, `${rolled.length} rolled-up records`);
   assert.deepEqual(twice, [], "no group of a day is written twice");
-  assert.ok((await rowIds(kv)).filter(isRollupId).length > 2, "the day takes several rows");
+  const rowsPerDay = Map.groupBy((await rowIds(kv)).filter(isRollupId), (id) => id.slice(0, 10));
+  assert.ok([...rowsPerDay.values()].some((rows) => rows.length > 1), "a day takes several rows");
   assert.deepEqual(usageTotals(await listUsage(kv, { limit: ALL })), before);
 });
