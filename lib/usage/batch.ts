@@ -11,7 +11,7 @@
  */
 import type { UsageRecord } from "./types.ts";
 import { type CounterDelta, CounterSums, labelsOf } from "./counter_sums.ts";
-import { type BatchRow, type EncodedRecord, namesBytes, RowCoding } from "./row_codec.ts";
+import { type BatchRow, type EncodedRecord, RowCoding, shapeBytes } from "./row_codec.ts";
 import { isoTimeMs } from "../runtime/iso_time_format.ts";
 
 /**
@@ -106,7 +106,7 @@ export class Batch {
     bytes = coding.bytes;
     const shapeKey = coding.shapeKey;
     let shape = this.#shapes.get(names)?.get(shapeKey);
-    if (shape === undefined) bytes += namesBytes(names) + names.length * 2 + 7;
+    if (shape === undefined) bytes += shapeBytes(names);
     if (
       !first && (this.records.length >= MAX_BATCH_RECORDS || this.valueBytes + bytes > MAX_ROW_BYTES ||
         this.tokens + tokens > Number.MAX_SAFE_INTEGER)

@@ -72,9 +72,13 @@ function valueBytes(value: unknown): number {
 /** Bound of a list of field names in a row. */
 export function namesBytes(names: readonly string[]): number {
   let n = 16;
-  for (const name of names) n += name.length * 2 + 7;
+  for (const name of names) n += textBytes(name);
   return n;
 }
+
+/** Bound of what a new shape adds to a row: its names, and its kinds (a character per field). */
+export const shapeBytes = (names: readonly string[]) =>
+  namesBytes(names) + textBytes("v".repeat(names.length));
 
 const MAX_SHAPES = 256;
 
