@@ -16,6 +16,8 @@ const SAMPLE_CHARS = 256;
 interface Placement {
   server: string;
   at: number;
+  /** When the entry took its place in the table's order; older than `at` once it was refreshed. */
+  since: number;
 }
 
 /** Cumulative fingerprints: entry i covers messages 0..i, seeded with the model so models never mix. */
@@ -56,14 +58,37 @@ export class AffinityTable {
     return undefined;
   }
 
-  /** The whole request went to `server`: its next turn will start with exactly these messages. */
+  /**
+   * The whole request went to `server`: its next turn will start with exactly these messages. A known entry
+   * is refreshed where it is: taking it out and putting it back made the map rebuild its table every few
+   * requests, a table that outlived the request (a conversation's turns, or one prompt sent again and again,
+   * refresh the same entry all day).
+   */
   remember(prints: readonly number[], server: string, now: number): void {
     const last = prints.at(-1);
     if (last === undefined) return;
-    // Re-inserted, so the map's order stays oldest first and the bound drops the stalest.
-    this.#placed.delete(last);
-    this.#placed.set(last, { server, at: now });
-    if (this.#placed.size > this.limit) this.#placed.delete(this.#placed.keys().next().value!);
+    const placed = this.#placed.get(last);
+    if (placed !== undefined) {
+      placed.server = server;
+      placed.at = now;
+      return;
+    }
+    this.#placed.set(last, { server, at: now, since: now });
+    if (this.#placed.size > this.limit) this.#evict(now);
+  }
+
+  /**
+   * Drops the stalest entry: the oldest in the map's order that was not refreshed since it took its place, or
+   * expired. One refreshed since moves to the end instead (each refresh earns one such move): nearly the order
+   * of use that re-inserting every refreshed entry kept, at the cost of a move per refresh only at the bound.
+   */
+  #evict(now: number): void {
+    for (const [print, placed] of this.#placed) {
+      this.#placed.delete(print);
+      if (placed.at === placed.since || now - placed.at > this.ttlMs) return;
+      placed.since = placed.at;
+      this.#placed.set(print, placed);
+    }
   }
 
   get size(): number {

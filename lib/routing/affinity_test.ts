@@ -33,3 +33,21 @@ Deno.test("affinity: a shared system prompt alone never pins requests, and the t
   assert.equal(table.size, 2);
   assert.equal(lookup(table, [u1, a1, u2], 0), undefined, "the oldest entry went first");
 });
+
+Deno.test("affinity: the bound drops an entry not used since it took its place before one refreshed since", () => {
+  const table = new AffinityTable(60_000, 2);
+  table.remember(prefixPrints("m1", [u1]), "a", 0);
+  table.remember(prefixPrints("m1", [u2]), "b", 1);
+  table.remember(prefixPrints("m1", [u1]), "a2", 2);
+  table.remember(prefixPrints("m1", [a1]), "c", 3);
+  assert.equal(table.size, 2);
+  assert.equal(lookup(table, [u1, a1, u2], 4), "a2", "refreshed after the other: kept, with its new server");
+  assert.equal(lookup(table, [u2, a1, u1], 4), undefined, "the entry used least recently went");
+  assert.equal(lookup(table, [a1, u1, u2], 4), "c");
+  // Past the bound again: the entry not refreshed since it took its place goes, the refreshed one was moved.
+  table.remember(prefixPrints("m1", [sys, u2]), "d", 5);
+  assert.equal(table.size, 2);
+  assert.equal(lookup(table, [a1, u1, u2], 6), undefined);
+  assert.equal(lookup(table, [u1, a1, u2], 6), "a2");
+  assert.equal(lookup(table, [sys, u2, a1], 6), "d");
+});
