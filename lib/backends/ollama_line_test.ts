@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { commonLineContent } from "./ollama_line.ts";
+import { commonLineContent, commonNamedLine } from "./ollama_line.ts";
 
 /** A line as Ollama writes it, fields in its order. */
 const line = (content: string, model = "llama3.1:8b", time = "2026-01-01T00:00:00.123456789Z") =>
@@ -28,11 +28,13 @@ Deno.test("the common line gives exactly the text JSON.parse gives", () => {
   for (const text of texts) {
     const l = line(text);
     assert.equal(commonLineContent(l), JSON.parse(l).message.content, l);
+    assert.deepEqual(commonNamedLine(l), { model: "llama3.1:8b", content: JSON.parse(l).message.content }, l);
   }
   // Escapes JSON.stringify does not write, as other encoders (Go's) do.
   const go =
     '{"model":"m","created_at":"t","message":{"role":"assistant","content":"\\u003c\\/b\\u003e \\u00e9"},"done":false}';
   assert.equal(commonLineContent(go), "</b> é");
+  assert.deepEqual(commonNamedLine(go), { model: "m", content: "</b> é" });
 });
 
 Deno.test("any other line is left to JSON.parse", () => {
@@ -85,7 +87,10 @@ Deno.test("any other line is left to JSON.parse", () => {
     '{"model":"m","created_at":"t","message":{"role":"assistant","content":"a\\"},"done":false}',
     "",
   ];
-  for (const l of others) assert.equal(commonLineContent(l), undefined, l);
+  for (const l of others) {
+    assert.equal(commonLineContent(l), undefined, l);
+    assert.equal(commonNamedLine(l), undefined, l);
+  }
 });
 
 Deno.test("a name whose escaped quote looks like the form is not taken for it", () => {
@@ -93,6 +98,7 @@ Deno.test("a name whose escaped quote looks like the form is not taken for it", 
   const crafted =
     '{"model":"a\\","created_at":"t","message":{"role":"assistant","content":"x"},"done":false}';
   assert.equal(commonLineContent(crafted), undefined);
+  assert.equal(commonNamedLine(crafted), undefined);
 });
 
 Deno.test("any text, name and time: the common line's text is JSON.parse's, and any other line is left to it", () => {
@@ -106,6 +112,12 @@ Deno.test("any text, name and time: the common line's text is JSON.parse's, and 
         // deno-lint-ignore no-control-regex -- what a name or time must not hold to be of the form
         const plainNames = !/["\\\u0000-\u001f]/.test(model + time);
         assert.equal(commonLineContent(l), plainNames ? JSON.parse(l).message.content : undefined, l);
+        const parsed = JSON.parse(l);
+        assert.deepEqual(
+          commonNamedLine(l),
+          plainNames ? { model, content: parsed.message.content } : undefined,
+          l,
+        );
         // Cut or padded, the line is not of the form.
         assert.equal(commonLineContent(l.slice(0, -1)), undefined);
         assert.equal(commonLineContent(`${l} `), undefined);
@@ -120,5 +132,6 @@ Deno.test("a very long line is left to JSON.parse rather than matched (a line of
     const l = line(text);
     const expected = l.length > 64 * 1024 ? undefined : text;
     assert.equal(commonLineContent(l), expected);
+    assert.equal(commonNamedLine(l)?.content, expected);
   }
 });

@@ -7,7 +7,7 @@ import type { ChatDelta, ChatEvent, ChatRequest, ToolCall } from "../chat/types.
 import { errorMessage, type OpenResponse } from "./http_call.ts";
 import { answerChars, type AnswerCheck, answerTokens } from "./answer_values.ts";
 import { finishReasonOf, readOllamaObject } from "./ollama_answer.ts";
-import { commonLineContent } from "./ollama_line.ts";
+import { commonLineContent, commonNamedLine } from "./ollama_line.ts";
 import {
   type EventStream,
   lineFraming,
@@ -26,8 +26,8 @@ class OllamaDecoder implements PayloadDecoder {
   constructor(private readonly req: ChatRequest, private readonly check: AnswerCheck) {}
 
   payload(line: string, out: ChatEvent[]): boolean {
-    // Once the model is read, a line of the common form gives only its text (`ollama_line.ts`).
-    const text = this.#modelRead ? commonLineContent(line) : undefined;
+    // A line of the common form gives its text (`ollama_line.ts`), and the first one its model too.
+    const text = this.#modelRead ? commonLineContent(line) : this.#namedLine(line);
     if (text !== undefined) {
       if (text) {
         this.#chars += text.length;
@@ -63,6 +63,15 @@ class OllamaDecoder implements PayloadDecoder {
       ...answerTokens(chunk.promptTokens, chunk.completionTokens, this.req, () => chars),
     });
     return true;
+  }
+
+  /** The text of a first line of the common form, whose model is read from it; else undefined. */
+  #namedLine(line: string): string | undefined {
+    const named = commonNamedLine(line);
+    if (named === undefined) return undefined;
+    this.#modelRead = true;
+    this.model = this.check.name(named.model, "model");
+    return named.content;
   }
 
   /** What a line adds to the answer, passed on as a delta when there is any, and counted. */
