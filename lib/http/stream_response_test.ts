@@ -95,6 +95,11 @@ Deno.test("an answer complete before its first byte goes out whole in one write 
   assert.ok(stream.finished(), "the backend's body is read to its end, for the connection's reuse");
   assert.equal(response.headers.get("Content-Type"), "text/plain");
   assert.equal(response.headers.get("Cache-Control"), "no-cache");
+  assert.equal(
+    response.headers.get("X-Accel-Buffering"),
+    null,
+    "a body of known length has nothing to hold back",
+  );
   assert.equal(await response.text(), "a b [end]");
 });
 
@@ -105,6 +110,8 @@ Deno.test("events that came before the first byte go out in the first chunk, the
   ]);
   const ended = Promise.withResolvers<StreamEnd>();
   const response = streamResponse(renderer, stream, ended.resolve, new OpenStreams(), STALL_MS);
+  assert.equal(response.headers.get("Cache-Control"), "no-cache");
+  assert.equal(response.headers.get("X-Accel-Buffering"), "no", "a proxy in front must pass each chunk on");
   const reader = response.body!.getReader();
   const text = new TextDecoder();
   assert.equal(text.decode((await reader.read()).value), "a b ");
