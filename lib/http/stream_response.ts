@@ -56,7 +56,7 @@ export class OpenStreams {
   }
 }
 
-/** What every stream says beyond its type: no caching. */
+/** What a stream's answer sent whole says beyond its type: no caching. */
 const COMPLETE_HEADERS = { "Cache-Control": "no-cache" };
 /**
  * What a stream still coming says besides: no buffering by a proxy in front. An answer that goes out whole,
