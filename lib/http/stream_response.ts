@@ -62,7 +62,7 @@ const COMPLETE_HEADERS = { "Cache-Control": "no-cache" };
  * What a stream still coming says besides: no buffering by a proxy in front. An answer that goes out whole,
  * with its length, has nothing to hold back, and each header costs a response about a microsecond to send.
  */
-const INCREMENTAL_HEADERS = { "Cache-Control": "no-cache", "X-Accel-Buffering": "no" };
+const INCREMENTAL_HEADERS = { ...COMPLETE_HEADERS, "X-Accel-Buffering": "no" };
 
 /** Every stream of this isolate, unless a caller keeps its own set. */
 export const openStreams = new OpenStreams();
