@@ -6,7 +6,8 @@
  * from round to round, so a busy moment of the machine does not fall on one of them only. Prints a markdown
  * table and writes bench/results/latest.json.
  *
- * BENCH_ROUNDS (default 5) and BENCH_SECONDS (seconds per load run, default 3) trade time for steadiness;
+ * BENCH_ROUNDS (default 5) and BENCH_SECONDS (seconds of load per target and round, default 3, in slices of a
+ * second the targets take turns at) trade time for steadiness;
  * BENCH_SOAK_SECONDS (default 60) is the length of the streamed soak, run once per target at the end.
  *
  * Two more sections follow, each with processes of its own, its table and its results file: the Responses and
@@ -16,7 +17,7 @@
  * started, before any load (bench/support/fresh_start.ts, `fresh_start.json`). `--only faces`, `--only remote`,
  * `--only streams`, `--only fresh` or `--only core` (or a comma-separated list) runs just those.
  */
-import { cpuTimeUs, memoryOf, runDeno } from "./support/spawn.ts";
+import { memoryOf, runDeno } from "./support/spawn.ts";
 import { startBenchTrio } from "./support/gateway_setup.ts";
 import { chooseLoadTool, type LoadResult, type LoadTool, runLoad } from "./support/load.ts";
 import { median } from "./support/streaming.ts";
@@ -26,7 +27,14 @@ import { publishSection } from "./support/results.ts";
 import { streamedSoak } from "./support/soak.ts";
 import { streamingFigures } from "./support/core_streaming.ts";
 import { upstreamClientFigures, type UpstreamFigures } from "./support/upstream_clients.ts";
-import { checked, inRounds, perRound, rotated } from "./support/rounds.ts";
+import {
+  checked,
+  inRounds,
+  loadInRounds,
+  type LoadTarget,
+  perRound,
+  type RoundRun,
+} from "./support/rounds.ts";
 import { facesFigures, facesRows } from "./support/faces.ts";
 import { remoteStoreFigures, remoteStoreRows } from "./support/remote_store.ts";
 import { streamsFigures, streamsRows } from "./support/streams.ts";
@@ -42,57 +50,34 @@ const LONG_STREAM_CHUNKS = 20_000;
 
 const log = (line: string) => console.error(`bench: ${line}`);
 
-type PerTarget<T> = Record<TargetName, T[]>;
-const perTarget = <T>(): PerTarget<T> => ({ direct: [], bare: [], gateway: [], gatewayB: [] });
-
-/** The targets in a different order each round. */
-const rotation = (round: number): TargetName[] => rotated(TARGET_NAMES, round);
-
-interface Run extends LoadResult {
-  /** CPU time the target's own process spent per request (for direct, the backend's). */
-  cpuUsPerRequest: number;
-}
-
 /** `pids`: the process each target's figures are about (the backend for direct; the gateway for A and B). */
 async function httpFigures(
   tool: LoadTool,
   targets: Record<TargetName, Target>,
   pids: Record<TargetName, number>,
 ) {
-  const single = perTarget<Run>();
-  const loaded = perTarget<Run>();
-  const load = async (t: Target, connections: number, seconds = SECONDS): Promise<Run> => {
-    const cpuBefore = await cpuTimeUs(pids[t.name]);
-    const r = checked(t.name, await runLoad(tool, { ...t.whole, connections, seconds }));
-    const cpuAfter = await cpuTimeUs(pids[t.name]);
-    return { ...r, cpuUsPerRequest: ((cpuAfter ?? NaN) - (cpuBefore ?? NaN)) / r.requests };
-  };
-
-  log("warming up");
-  for (const name of TARGET_NAMES) await load(targets[name], CONNECTIONS, 2);
-  for (let round = 0; round < ROUNDS; round++) {
-    log(`round ${round + 1}/${ROUNDS}: 1 and ${CONNECTIONS} connections`);
-    const order = rotation(round).map((n) => targets[n]);
-    for (const t of order) single[t.name].push(await load(t, 1));
-    for (const t of order) loaded[t.name].push(await load(t, CONNECTIONS));
-  }
+  const loads = Object.fromEntries(
+    TARGET_NAMES.map((n) => [n, { spec: targets[n].whole, pid: pids[n] }]),
+  ) as Record<TargetName, LoadTarget>;
+  const options = { tool, rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, log };
+  const { single, loaded } = await loadInRounds(loads, { ...options, what: "whole answers" });
 
   /** Each round's figure of `name` minus the direct one's. */
   const overDirect = (name: TargetName, pick: (r: LoadResult) => number) =>
     single[name].map((r, i) => pick(r) - pick(single.direct[i]));
   const added = (name: TargetName, pick: (r: LoadResult) => number) => median(overDirect(name, pick));
-  const mid = (list: Run[], pick: (r: Run) => number) => median(list.map(pick));
+  const mid = (list: RoundRun[], pick: (r: RoundRun) => number) => median(list.map(pick));
   const p50 = (r: LoadResult) => r.p50Us;
   const p99 = (r: LoadResult) => r.p99Us;
   const rps = (r: LoadResult) => r.requestsPerSec;
-  const cpu = (r: Run) => r.cpuUsPerRequest;
+  const cpu = (r: RoundRun) => r.cpuUsPerRequest;
   const singleOf = (name: TargetName) => ({ p50Us: mid(single[name], p50), p99Us: mid(single[name], p99) });
   const loadedOf = (name: TargetName) => ({
     requestsPerSec: mid(loaded[name], rps),
     p99Us: mid(loaded[name], p99),
     cpuUsPerRequest: mid(loaded[name], cpu),
   });
-  const ratio = (a: TargetName, b: TargetName, pick: (r: Run) => number) =>
+  const ratio = (a: TargetName, b: TargetName, pick: (r: RoundRun) => number) =>
     inRounds(loaded[a], loaded[b], (x, y) => pick(x) / pick(y));
   return {
     single: {

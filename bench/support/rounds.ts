@@ -59,9 +59,35 @@ export interface RoundRun extends LoadResult {
   mainUsPerRequest: number;
 }
 
+/** Each target's share of a round is cut into this many slices, the targets taking turns slice by slice. */
+const SLICES = 3;
+
 /**
- * Every target loaded at 1 connection, then every target at `connections`, round after round, the order
- * rotating; a short warm-up at full load first. Each target's runs, round by round.
+ * One run from its slices: requests and CPU summed, the rate over their whole time, each latency percentile
+ * the slices' median.
+ */
+export function merged(slices: RoundRun[]): RoundRun {
+  const requests = slices.reduce((sum, r) => sum + r.requests, 0);
+  const seconds = slices.reduce((sum, r) => sum + r.requests / r.requestsPerSec, 0);
+  const spent = (perRequest: (r: RoundRun) => number) =>
+    slices.reduce((sum, r) => sum + perRequest(r) * r.requests, 0) / requests;
+  return {
+    requests,
+    requestsPerSec: requests / seconds,
+    errors: slices.reduce((sum, r) => sum + r.errors, 0),
+    p50Us: median(slices.map((r) => r.p50Us)),
+    p99Us: median(slices.map((r) => r.p99Us)),
+    cpuUsPerRequest: spent((r) => r.cpuUsPerRequest),
+    mainUsPerRequest: spent((r) => r.mainUsPerRequest),
+  };
+}
+
+/**
+ * Every target loaded at 1 connection (unless `single` is false), then every target at `connections`, round
+ * after round, the order rotating; a short warm-up at full load first. Each target's runs, round by round.
+ * Within a round a target's `seconds` are cut into slices of about a second, the targets taking turns slice
+ * by slice: two targets compared within a round then ran within a few seconds of each other, not up to three
+ * runs apart, on a host whose speed changes from one run to the next.
  */
 export async function loadInRounds<N extends string>(
   targets: Record<N, LoadTarget>,
@@ -72,12 +98,15 @@ export async function loadInRounds<N extends string>(
     connections: number;
     log: (line: string) => void;
     what: string;
+    single?: boolean;
   },
 ): Promise<{ single: Record<N, RoundRun[]>; loaded: Record<N, RoundRun[]> }> {
   const names = Object.keys(targets) as N[];
   const empty = () => Object.fromEntries(names.map((n) => [n, [] as RoundRun[]])) as Record<N, RoundRun[]>;
   const single = empty();
   const loaded = empty();
+  const slices = Math.min(SLICES, Math.max(1, Math.floor(options.seconds)));
+  const sliceSeconds = Math.max(1, Math.round(options.seconds / slices));
   const load = async (name: N, connections: number, seconds: number): Promise<RoundRun> => {
     const { spec, pid } = targets[name];
     const before = await cpuTimeUs(pid);
@@ -91,15 +120,21 @@ export async function loadInRounds<N extends string>(
       mainUsPerRequest: ((mainAfter ?? NaN) - (mainBefore ?? NaN)) / r.requests,
     };
   };
+  const inTurns = async (order: N[], connections: number, into: Record<N, RoundRun[]>) => {
+    const parts = empty();
+    for (let slice = 0; slice < slices; slice++) {
+      for (const name of rotated(order, slice)) parts[name].push(await load(name, connections, sliceSeconds));
+    }
+    for (const name of order) into[name].push(merged(parts[name]));
+  };
   options.log(`${options.what}: warming up`);
   for (const name of names) await load(name, options.connections, 2);
+  const levels = options.single === false ? `${options.connections}` : `1 and ${options.connections}`;
   for (let round = 0; round < options.rounds; round++) {
-    options.log(
-      `${options.what}: round ${round + 1}/${options.rounds}, 1 and ${options.connections} connections`,
-    );
+    options.log(`${options.what}: round ${round + 1}/${options.rounds}, ${levels} connections`);
     const order = rotated(names, round);
-    for (const name of order) single[name].push(await load(name, 1, options.seconds));
-    for (const name of order) loaded[name].push(await load(name, options.connections, options.seconds));
+    if (options.single !== false) await inTurns(order, 1, single);
+    await inTurns(order, options.connections, loaded);
   }
   return { single, loaded };
 }

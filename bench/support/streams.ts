@@ -77,7 +77,7 @@ export async function streamsFigures(options: {
       gateway: { spec: t.gateway.streamedLoad, pid },
       gatewayB: { spec: t.gatewayB.streamedLoad, pid },
     };
-    ({ loaded } = await loadInRounds(targets, { ...options, what: "streams" }));
+    ({ loaded } = await loadInRounds(targets, { ...options, what: "streams", single: false }));
     // VmHWM only grows: one reading after the load is its peak.
     peakRssMb = {
       gateway: (await memoryOf(pid))?.peakMb ?? NaN,
