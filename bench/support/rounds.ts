@@ -105,8 +105,11 @@ export async function loadInRounds<N extends string>(
   const empty = () => Object.fromEntries(names.map((n) => [n, [] as RoundRun[]])) as Record<N, RoundRun[]>;
   const single = empty();
   const loaded = empty();
-  const slices = Math.min(SLICES, Math.max(1, Math.floor(options.seconds)));
-  const sliceSeconds = Math.max(1, Math.round(options.seconds / slices));
+  const atOne = options.single !== false;
+  // Whole seconds (what the load tools take), shared so that the slices add up to `seconds`.
+  const total = Math.max(1, Math.floor(options.seconds));
+  const slices = Math.min(SLICES, total);
+  const sliceSeconds = (slice: number) => Math.floor(total / slices) + (slice < total % slices ? 1 : 0);
   const load = async (name: N, connections: number, seconds: number): Promise<RoundRun> => {
     const { spec, pid } = targets[name];
     const before = await cpuTimeUs(pid);
@@ -123,17 +126,19 @@ export async function loadInRounds<N extends string>(
   const inTurns = async (order: N[], connections: number, into: Record<N, RoundRun[]>) => {
     const parts = empty();
     for (let slice = 0; slice < slices; slice++) {
-      for (const name of rotated(order, slice)) parts[name].push(await load(name, connections, sliceSeconds));
+      for (const name of rotated(order, slice)) {
+        parts[name].push(await load(name, connections, sliceSeconds(slice)));
+      }
     }
     for (const name of order) into[name].push(merged(parts[name]));
   };
   options.log(`${options.what}: warming up`);
   for (const name of names) await load(name, options.connections, 2);
-  const levels = options.single === false ? `${options.connections}` : `1 and ${options.connections}`;
+  const levels = atOne ? `1 and ${options.connections}` : `${options.connections}`;
   for (let round = 0; round < options.rounds; round++) {
     options.log(`${options.what}: round ${round + 1}/${options.rounds}, ${levels} connections`);
     const order = rotated(names, round);
-    if (options.single !== false) await inTurns(order, 1, single);
+    if (atOne) await inTurns(order, 1, single);
     await inTurns(order, options.connections, loaded);
   }
   return { single, loaded };
