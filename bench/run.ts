@@ -6,8 +6,8 @@
  * from round to round, so a busy moment of the machine does not fall on one of them only. Prints a markdown
  * table and writes bench/results/latest.json.
  *
- * BENCH_ROUNDS (default 5) and BENCH_SECONDS (seconds of load per target and round, default 3, in slices of a
- * second the targets take turns at) trade time for steadiness;
+ * BENCH_ROUNDS (default 5) and BENCH_SECONDS (seconds of load per target and round, default 3, in up to three
+ * slices the targets take turns at) trade time for steadiness;
  * BENCH_SOAK_SECONDS (default 60) is the length of the streamed soak, run once per target at the end.
  *
  * Two more sections follow, each with processes of its own, its table and its results file: the Responses and

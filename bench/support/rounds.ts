@@ -85,9 +85,9 @@ export function merged(slices: RoundRun[]): RoundRun {
 /**
  * Every target loaded at 1 connection (unless `single` is false), then every target at `connections`, round
  * after round, the order rotating; a short warm-up at full load first. Each target's runs, round by round.
- * Within a round a target's `seconds` are cut into slices of about a second, the targets taking turns slice
- * by slice: two targets compared within a round then ran within a few seconds of each other, not up to three
- * runs apart, on a host whose speed changes from one run to the next.
+ * Within a round a target's `seconds` are cut into up to `SLICES` slices (a second each at the default 3 s),
+ * the targets taking turns slice by slice: two targets compared within a round then ran within a few seconds
+ * of each other, not up to three runs apart, on a host whose speed changes from one run to the next.
  */
 export async function loadInRounds<N extends string>(
   targets: Record<N, LoadTarget>,
