@@ -4,12 +4,15 @@
  * does with a whole answer, to parse it) and hands that text back; only the client differs.
  * Usage: `deno run --allow-net --allow-env --allow-read bench/client_proxy.ts CLIENT BACKEND_URL`, CLIENT one of
  * `fetch-client` (fetch with a pool of its own), `node-http` (node:http with a keep-alive Agent), `undici`
- * (an undici Pool's promise API) or `undici-dispatch` (an undici Agent's callback API, as the gateway calls);
+ * (an undici Pool's promise API), `undici-dispatch` (an undici Agent's callback API) or `gateway-client` (the
+ * gateway's own, on the runtime's TCP);
  * prints `listening on http://127.0.0.1:PORT`.
  */
 import http from "node:http";
 import { Buffer } from "node:buffer";
 import { Agent, type Dispatcher, Pool } from "undici";
+import { post } from "../lib/backends/upstream.ts";
+import { CallAbort } from "../lib/backends/call_abort.ts";
 
 type Call = (
   body: Uint8Array<ArrayBuffer>,
@@ -90,11 +93,22 @@ function undiciDispatch(): Call {
     });
 }
 
+/** The gateway's own backend client (`lib/backends/upstream.ts`): its connections on the runtime's TCP. */
+function gatewayClient(): Call {
+  return async (body, signal) => {
+    const stop = new CallAbort();
+    signal.addEventListener("abort", () => stop.abort(signal.reason), { once: true });
+    const answer = await post(target.href, JSON_TYPE, new TextDecoder().decode(body), stop);
+    return { status: answer.status, body: await answer.text(64 << 20) };
+  };
+}
+
 const CLIENTS: Record<string, () => Call> = {
   "fetch-client": fetchWithClient,
   "node-http": nodeHttp,
   "undici": undiciPool,
   "undici-dispatch": undiciDispatch,
+  "gateway-client": gatewayClient,
 };
 const make = CLIENTS[client];
 if (!make) throw new Error(`unknown client ${client}; one of ${Object.keys(CLIENTS).join(", ")}`);

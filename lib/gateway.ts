@@ -23,6 +23,7 @@ import { Drain } from "./server/drain.ts";
 import type { Listening } from "./server/listener.ts";
 import { serveMetrics } from "./server/metrics_server.ts";
 import { closeAdminServices } from "./admin_web/services.ts";
+import { closeIdleConnections } from "./backends/upstream.ts";
 import { type GatewayAddress, listenForGateway } from "./server/serve.ts";
 import { coordinateShutdown, type StopProcess } from "./server/worker_shutdown.ts";
 import { logRequest } from "./server/access_log.ts";
@@ -167,6 +168,8 @@ export class Gateway {
     for (const listening of this.#listening) listening.close();
     await this.drain.stop();
     for (const listening of this.#listening) listening.closeIdle?.();
+    // Every call has ended: the backend connections left are idle ones.
+    closeIdleConnections();
     // Scrapes go on during the drain; the figures are final now.
     this.#metrics?.close();
     this.#summary.close();

@@ -1,18 +1,15 @@
 /**
  * @module Canaries for the bindings into internals that an upgrade can take away without a type error (see
  * lib/runtime/README.md): the runtime's `Deno[Deno.internal].serveHttpOnConnection`, on which the gateway's
- * own listener stands, and undici's `undici/lib/dispatcher/client.js`, the backend client loaded
- * without the package's index. Each fails saying what broke, what the gateway does without it, and the fix
- * to make. The third such binding, undici's `assert` hook, has its canary beside it
- * (lib/backends/undici_assert_test.ts).
+ * own listener stands. It fails saying what broke, what the gateway does without it, and the fix to make. The
+ * other such binding, http-parser-js's position in its input, has its canary beside the backend connections
+ * (lib/backends/connections_test.ts, the stray bytes).
  */
 import assert from "node:assert/strict";
-// Before undici loads, as lib/backends/upstream.ts does: undici's modules are then the ones the gateway runs.
-import "../lib/backends/undici_assert.ts";
 import { listen } from "../lib/server/listener.ts";
 
 /** The runtime the gateway was last checked on; the first place to look when a canary fails after it. */
-const CHECKED_ON = "Deno 2.9.6, undici 8.12.4";
+const CHECKED_ON = "Deno 2.9.6";
 
 const LISTENER_FIX = `Without it the gateway falls back to Deno.serve, and GATEWAY_HEAD_TIMEOUT_MS, ` +
   `GATEWAY_KEEPALIVE_TIMEOUT_MS, GATEWAY_MAX_CONNECTIONS(_PER_ADDRESS), the per-connection key memo and ` +
@@ -102,36 +99,4 @@ Deno.test("runtime canary: the gateway's listener accepts connections itself, wi
   } finally {
     listening.close();
   }
-});
-
-Deno.test("runtime canary: undici/lib/dispatcher/client.js is undici's Client", async () => {
-  const fix =
-    `lib/backends/connections.ts imports the client's own module so that the package's index (fetch, ` +
-    `WebSocket, caches: some 4 MB of memory) is never loaded. Fix: find the module the index takes Client ` +
-    `from in the new undici (grep "Client" node_modules/undici/index.js, or the package's lib/dispatcher/), ` +
-    `point the import in lib/backends/connections.ts and this test at it, and keep "undici" and "undici/" in ` +
-    `deno.json at the same version; or import { Client } from "undici" and accept the memory. Checked on ` +
-    `${CHECKED_ON}.`;
-  let deep: unknown;
-  try {
-    deep = (await import("undici/lib/dispatcher/client.js")).default;
-  } catch (error) {
-    assert.fail(`undici/lib/dispatcher/client.js does not load (${error}). ${fix}`);
-  }
-  const { Client } = await import("undici");
-  assert.equal(
-    typeof deep,
-    "function",
-    `undici/lib/dispatcher/client.js exports no class by default. ${fix}`,
-  );
-  assert.ok(
-    deep === Client,
-    `undici/lib/dispatcher/client.js is not the Client "undici" exports (another module, or two copies of ` +
-      `undici at different versions). ${fix}`,
-  );
-  assert.equal(
-    typeof (deep as typeof Client).prototype.dispatch,
-    "function",
-    `undici's Client has no dispatch method, which lib/backends/connections.ts drives. ${fix}`,
-  );
 });

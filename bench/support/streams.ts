@@ -7,7 +7,7 @@
  *
  * What bounds streams per second: each process runs its JavaScript and its HTTP engine on one main thread, and
  * under this load that thread is busy all the time in both, so streams per second follow main-thread CPU per
- * stream. The rounds also load the transport alone (`bench/client_proxy.ts undici-dispatch`: the runtime's
+ * stream. The rounds also load the transport alone (`bench/client_proxy.ts gateway-client`: the runtime's
  * server and the backend client the gateway uses, the answer handed back, no pipeline, the gateway's V8
  * flags), and report each target's main-thread CPU per stream ÷ the bare proxy's: what the gateway's own work
  * costs beyond its transport, against the room the streams target leaves it.
@@ -69,7 +69,7 @@ export async function streamsFigures(options: {
     const { backend, bare, gateway, targets: t, stop } = await startBenchTrio();
     stopTrio = stop;
     const v8 = (await startTaskFlags()).filter((flag) => flag.startsWith("--v8-flags="));
-    transport = await spawnClientProxy("undici-dispatch", backend.url, v8);
+    transport = await spawnClientProxy("gateway-client", backend.url, v8);
     const pid = gateway.child.pid;
     const targets: Record<Target, LoadTarget> = {
       bare: { spec: t.bare.streamedLoad, pid: bare.pid },

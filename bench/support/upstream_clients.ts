@@ -8,7 +8,14 @@ import type { LoadResult, LoadSpec, LoadTool } from "./load.ts";
 import { runLoad } from "./load.ts";
 import { median } from "./streaming.ts";
 
-export const UPSTREAM_CLIENTS = ["fetch", "fetch-client", "node-http", "undici", "undici-dispatch"] as const;
+export const UPSTREAM_CLIENTS = [
+  "fetch",
+  "fetch-client",
+  "node-http",
+  "undici",
+  "undici-dispatch",
+  "gateway-client",
+] as const;
 export type UpstreamClient = typeof UPSTREAM_CLIENTS[number];
 
 export type UpstreamFigures = Record<

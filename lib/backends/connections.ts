@@ -1,59 +1,115 @@
 /**
- * @module The backend connections: per origin, undici `Client`s (one keep-alive connection each, one call at a
- * time), the idle ones kept on a stack. undici's `Pool` finds a free client by walking its list, and walks it
- * again after each call to learn whether any is left free: two passes over every connection per call, so the
- * cost of a call grew with the number of connections open (time inside `dispatch` 6.7–7.0 against 5.3–5.9 µs
- * a call with 256 under way; no difference measured at 64). A stack hands out a free connection and takes it
- * back in constant time, the last one used first: its socket is the likeliest to be open still, and the
- * others close once idle for undici's keep-alive time. As in undici's `Pool`, a client is kept for the life of
- * the process (its connection closes when idle; the client opens another for its next call).
+ * @module The backend connections: per origin, keep-alive connections (`backend_connection.ts`, one call at a
+ * time each), the idle ones on a stack. A stack hands out a free connection and takes it back in constant time,
+ * the last one used first: its socket is the likeliest to be open still. An idle connection is closed after
+ * the keep-alive time (a sweep once a second while any is idle), and at once when the backend closes it.
  */
-// First, so that undici loads with the cheap assert (see the module).
-import "./undici_assert.ts";
-// The client's own module, not the package's index: that loads fetch, WebSocket, caches and more, which the
-// gateway never uses and which cost the process some 4 MB of memory for nothing.
-import clientModule from "undici/lib/dispatcher/client.js";
-import type { Client as ClientClass, Dispatcher } from "undici";
+import { BackendConnection, type ExchangeHandler } from "./backend_connection.ts";
 
-const Client = clientModule as typeof ClientClass;
+const SWEEP_MS = 1_000;
 
-type ClientOptions = ConstructorParameters<typeof ClientClass>[1];
+export interface Origin {
+  hostname: string;
+  port: number;
+  tls: boolean;
+}
 
-/** One origin's clients; each is on the idle stack exactly when it can take a call. */
-class OriginClients {
-  readonly #idle: ClientClass[] = [];
+type Connect = (origin: Origin) => Promise<Deno.Conn>;
 
-  constructor(private readonly origin: string, private readonly options: ClientOptions) {}
+const connectOrigin: Connect = async ({ hostname, port, tls }) => {
+  const conn = tls ? await Deno.connectTls({ hostname, port }) : await Deno.connect({ hostname, port });
+  // What undici set: a request goes out in one packet, not held back for the next.
+  if (!tls) (conn as Deno.TcpConn).setNoDelay(true);
+  return conn;
+};
 
-  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
-    let client = this.#idle.pop();
-    // A client closed by its owner takes no more calls (one whose connection closed just opens another).
-    while (client && (client.closed || client.destroyed)) client = this.#idle.pop();
-    client ??= this.#open();
-    // False once the call takes the client's last place: its `drain` puts it back when it is free again. False
-    // too for a call refused at once (a header undici rejects): nothing is queued then, and no drain comes.
-    if (client.dispatch(options, handler) || client.stats.size === 0) this.#idle.push(client);
+/** One origin's connections; each is on the idle stack exactly when it can take a call. */
+class OriginConnections {
+  readonly #idle: BackendConnection[] = [];
+  #sweep?: ReturnType<typeof setInterval>;
+
+  constructor(private readonly origin: Origin, private readonly connect: Connect) {}
+
+  /** Sends `request` on a free connection, or on a new one; a failed connect is the handler's error. */
+  dispatch(request: Uint8Array, handler: ExchangeHandler): void {
+    const now = performance.now();
+    let connection = this.#idle.pop();
+    while (connection && (connection.closed || connection.keepUntil <= now)) {
+      connection.close();
+      connection = this.#idle.pop();
+    }
+    if (connection) connection.start(request, handler);
+    else this.#open(request, handler);
   }
 
-  #open(): ClientClass {
-    const client = new Client(this.origin, this.options);
-    client.on("drain", () => this.#idle.push(client));
-    return client;
+  #open(request: Uint8Array, handler: ExchangeHandler): void {
+    this.connect(this.origin).then(
+      (conn) =>
+        new BackendConnection(
+          conn,
+          (free) => this.#free(free),
+          (again, to) => this.#open(again, to),
+        ).start(request, handler),
+      (error) => handler.onError(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  #free(connection: BackendConnection): void {
+    this.#idle.push(connection);
+    if (this.#sweep === undefined) {
+      const sweep = setInterval(() => this.#swept(), SWEEP_MS);
+      // Idle connections are no reason to keep the process alive.
+      Deno.unrefTimer(sweep);
+      this.#sweep = sweep;
+    }
+  }
+
+  /** Closes the connections idle past their time; the stack's bottom has been idle longest. */
+  #swept(): void {
+    const now = performance.now();
+    const idle = this.#idle;
+    let kept = 0;
+    for (const connection of idle) {
+      if (connection.closed || connection.keepUntil <= now) connection.close();
+      else idle[kept++] = connection;
+    }
+    idle.length = kept;
+    if (kept === 0) {
+      clearInterval(this.#sweep);
+      this.#sweep = undefined;
+    }
+  }
+
+  /** Closes every idle connection (calls under way finish on theirs). */
+  closeIdle(): void {
+    for (const connection of this.#idle) connection.close();
+    this.#idle.length = 0;
   }
 }
 
-/** Backend calls by origin; clients are made as calls need them and kept for the life of the process. */
+/** Backend calls by origin; an origin's connections are made as calls need them. */
 export class Connections {
-  readonly #origins = new Map<string, OriginClients>();
+  readonly #origins = new Map<string, OriginConnections>();
 
-  constructor(private readonly options: ClientOptions) {}
+  constructor(private readonly connect: Connect = connectOrigin) {}
 
-  dispatch(
-    options: Dispatcher.DispatchOptions & { origin: string },
-    handler: Dispatcher.DispatchHandler,
-  ): void {
-    let origin = this.#origins.get(options.origin);
-    if (!origin) this.#origins.set(options.origin, origin = new OriginClients(options.origin, this.options));
-    origin.dispatch(options, handler);
+  /** `origin` as a URL's origin (`http://host:port`). */
+  dispatch(origin: string, request: Uint8Array, handler: ExchangeHandler): void {
+    let connections = this.#origins.get(origin);
+    if (!connections) {
+      const url = new URL(origin);
+      const tls = url.protocol === "https:";
+      const target = {
+        hostname: url.hostname.replace(/^\[|\]$/g, ""),
+        port: Number(url.port) || (tls ? 443 : 80),
+        tls,
+      };
+      this.#origins.set(origin, connections = new OriginConnections(target, this.connect));
+    }
+    connections.dispatch(request, handler);
+  }
+
+  closeIdle(): void {
+    for (const connections of this.#origins.values()) connections.closeIdle();
   }
 }

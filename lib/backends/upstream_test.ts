@@ -48,3 +48,25 @@ Deno.test("a body read chunk by chunk by a slow reader arrives whole and in orde
     await server.shutdown();
   }
 });
+
+Deno.test("a header that would break the request's framing fails the call before anything is sent", async () => {
+  let requests = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+    requests++;
+    return new Response("ok");
+  });
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}/`;
+    const refused: Record<string, string>[] = [{ authorization: "Bearer a\r\nx-injected: 1" }, {
+      "bad name": "v",
+    }];
+    for (const headers of refused) {
+      await assert.rejects(post(url, headers, "{}", new CallAbort()), TypeError);
+    }
+    const answer = await post(url, { authorization: "Bearer fine" }, "{}", new CallAbort());
+    assert.equal(await answer.text(100), "ok");
+    assert.equal(requests, 1);
+  } finally {
+    await server.shutdown();
+  }
+});
