@@ -1,8 +1,8 @@
 /**
  * @module One keep-alive HTTP/1.1 connection to a backend, on the runtime's own TCP (or TLS) connection, its
  * answers parsed by http-parser-js: one exchange at a time, its body handed over chunk by chunk as it is read.
- * The runtime's Node layer (under undici) cost a call some 40–60 µs more than this at one connection, most of it
- * in the socket's write through Node's streams (the measurements are in the README).
+ * Through undici on the runtime's Node layer a call cost 28–72 µs more, most of it in the socket's write
+ * through Node's streams (the README's performance notes).
  * A read is always pending while the connection is open, so a backend closing it while idle is seen at once;
  * the body of a reader that is not keeping up is paused by not reading on.
  */
