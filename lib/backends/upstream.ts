@@ -70,13 +70,18 @@ type Headers = Record<string, string>;
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** Headers the connection writes itself, or that would change how the request is framed or answered. */
+const OWN = /^(?:host|content-length|transfer-encoding|connection|keep-alive|upgrade|expect|te|trailer)$/i;
 
-/** The request's bytes; a header that would break the request's framing (a line break in a key) is refused. */
+/**
+ * The request's bytes. A header that would break the request's framing (a line break in a key) or that the
+ * connection sets itself is refused, as undici refused them.
+ */
 function requestBytes(head: string, headers: Record<string, string>, body: string): Uint8Array {
   let text = head;
   for (const name in headers) {
     const value = headers[name];
-    if (!TOKEN.test(name) || !FIELD_VALUE.test(value)) {
+    if (!TOKEN.test(name) || !FIELD_VALUE.test(value) || OWN.test(name)) {
       throw new TypeError(`invalid header ${JSON.stringify(name)}`);
     }
     text += `${name}: ${value}\r\n`;
