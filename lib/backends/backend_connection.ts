@@ -42,6 +42,7 @@ class Active implements Exchange {
   answered = false;
   /** The whole request went out: before that the connection cannot take another, whatever the answer. */
   written = false;
+  /** A 1xx answer is being read: its end is not the answer's. */
   interim = false;
 
   constructor(
