@@ -246,7 +246,13 @@ export class Scheduler {
         for (const w of this.#queue.inOrder()) {
           const skip = (pass === "affine" && w.context.affinity === undefined) ||
             (pass === "overdue" && w.overtaken < MAX_OVERTAKEN);
-          const live = skip ? [] : w.candidates.filter((c) => state.isRoutable(c.server.name, c.model.tag));
+          // Ranked only where a slot is free: most changes free none, and ranking every waiter at each of
+          // them was most of the queue's garbage.
+          if (skip || !this.#roomFor(w.candidates)) {
+            passed.push(w);
+            continue;
+          }
+          const live = w.candidates.filter((c) => state.isRoutable(c.server.name, c.model.tag));
           const ranking = rank(live, state, { ...w.context, random });
           const mayLoad = pass === "any";
           const go = ranking.room && (pass === "affine" ? ranking.affine : ranking.warm ||
@@ -278,6 +284,18 @@ export class Scheduler {
     } finally {
       this.#pumping = false;
     }
+  }
+
+  /** Whether a routable candidate has a free slot: without one, its ranking has no room (`rank`'s `room`). */
+  #roomFor(candidates: readonly Candidate[]): boolean {
+    const { state } = this.options;
+    for (const c of candidates) {
+      const name = c.server.name;
+      if (state.load(name) < state.limit(name, c.server.slots) && state.isRoutable(name, c.model.tag)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   #sweepNow(): void {

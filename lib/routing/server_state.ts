@@ -154,6 +154,14 @@ export class ServerState {
     };
   }
 
+  /** The `slots` figure of `slots()` alone: what a check for a free slot needs, without a clock read. */
+  limit(server: string, declared: number | undefined): number {
+    if (declared !== undefined) return declared;
+    const entry = this.#servers.get(server);
+    return entry?.discoveredSlots ??
+      (this.#shared?.learned(server) || entry?.learned.limit || this.#learnStart);
+  }
+
   #slotsView(server: string): { slots: number; slotsSource: SlotsSource } {
     const { slots, source } = this.slots(server, this.options.declaredSlots?.(server));
     return { slots, slotsSource: source };
