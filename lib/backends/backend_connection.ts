@@ -8,12 +8,13 @@
  */
 import { HTTPParser } from "http-parser-js";
 import { Buffer } from "node:buffer";
+import { copyOf } from "./byte_blocks.ts";
 
 /** What one exchange reports to, in order: its start (with the means to steer it), head, data, end or error. */
 export interface ExchangeHandler {
   onStart(exchange: Exchange): void;
   onHead(status: number, headers: Record<string, string>): void;
-  onData(chunk: Buffer): void;
+  onData(chunk: Uint8Array): void;
   onEnd(): void;
   onError(error: Error): void;
 }
@@ -68,6 +69,8 @@ class Active implements Exchange {
 export class BackendConnection {
   readonly #parser = new HTTPParser(HTTPParser.RESPONSE);
   readonly #buffer = Buffer.allocUnsafe(READ_SIZE);
+  /** The same bytes as a plain Uint8Array, whose views cost less than a Buffer's. */
+  readonly #bytes = new Uint8Array(this.#buffer.buffer, this.#buffer.byteOffset, READ_SIZE);
   #active?: Active;
   /** The read loop's wait while the active exchange is paused. */
   #wake?: () => void;
@@ -96,9 +99,9 @@ export class BackendConnection {
       const active = this.#active;
       if (!active || active.interim || this.#endedAt >= 0) return;
       // The read buffer is reused: the chunk gets bytes of its own.
-      const copy = Buffer.allocUnsafe(length);
-      chunk.copy(copy, 0, offset, offset + length);
-      active.handler.onData(copy);
+      // The chunk is the parser's view into `#buffer`: its bytes are taken from `#bytes`, a view costing less.
+      const start = chunk.byteOffset - this.#buffer.byteOffset + offset;
+      active.handler.onData(copyOf(this.#bytes, start, start + length));
     };
     parser[HTTPParser.kOnMessageComplete] = () => {
       const active = this.#active;

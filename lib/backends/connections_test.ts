@@ -31,7 +31,7 @@ function call(connections: Connections, origin: string, request: Uint8Array = RE
         outcome.status = status;
       },
       onData(chunk) {
-        outcome.body += chunk.toString("utf8");
+        outcome.body += new TextDecoder().decode(chunk);
       },
       onEnd() {
         resolve(outcome);

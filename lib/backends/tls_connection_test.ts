@@ -65,7 +65,7 @@ Deno.test("an https backend is called on a TLS connection, kept for the next cal
               assert.equal(status, 200);
             },
             onData(chunk) {
-              text += chunk.toString("utf8");
+              text += new TextDecoder().decode(chunk);
             },
             onEnd: () => resolve(text),
             onError: reject,

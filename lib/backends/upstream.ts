@@ -11,6 +11,7 @@ import type { Exchange, ExchangeHandler } from "./backend_connection.ts";
 import { Connections } from "./connections.ts";
 import type { CallAbort } from "./call_abort.ts";
 import { memoByUrl } from "./url_memo.ts";
+import { framedRequest } from "./byte_blocks.ts";
 
 /** The next chunk of a body, or its end; `read` rejects when the body breaks off. */
 export interface ChunkReader {
@@ -86,7 +87,7 @@ function requestBytes(head: string, headers: Record<string, string>, body: strin
     }
     text += `${name}: ${value}\r\n`;
   }
-  return Buffer.from(`${text}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  return framedRequest(text, body);
 }
 
 const DONE: IteratorResult<Uint8Array, undefined> = { done: true, value: undefined };
@@ -100,7 +101,7 @@ class Call implements ExchangeHandler, UpstreamAnswer {
   #headers: Headers = {};
   #controller?: Exchange;
   #answered = false;
-  #queue: Buffer[] = [];
+  #queue: Uint8Array[] = [];
   #queued = 0;
   #ended = false;
   /** Read whole: the limit bounds what is held, so the connection is never paused. */
@@ -127,7 +128,7 @@ class Call implements ExchangeHandler, UpstreamAnswer {
     this.resolve(this);
   }
 
-  onData(chunk: Buffer): void {
+  onData(chunk: Uint8Array): void {
     this.#queue.push(chunk);
     this.#queued += chunk.byteLength;
     if (this.#queued > HIGH_WATER && !this.#whole) this.#controller?.pause();
@@ -205,7 +206,8 @@ class Call implements ExchangeHandler, UpstreamAnswer {
         if (!this.#ended) return;
         this.#wake = undefined;
         const queue = this.#queue;
-        resolve(queue.length === 1 ? queue[0].toString("utf8") : Buffer.concat(queue).toString("utf8"));
+        const bytes = queue.length === 1 ? queue[0] : Buffer.concat(queue);
+        resolve(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));
       };
       this.#wake = check;
       this.#whole = true;
