@@ -8,13 +8,13 @@
  */
 import { HTTPParser } from "http-parser-js";
 import { Buffer } from "node:buffer";
-import { copyOf } from "./byte_blocks.ts";
 
 /** What one exchange reports to, in order: its start (with the means to steer it), head, data, end or error. */
 export interface ExchangeHandler {
   onStart(exchange: Exchange): void;
   onHead(status: number, headers: Record<string, string>): void;
-  onData(chunk: Uint8Array): void;
+  /** `bytes` is the connection's read buffer: `start` to `end` are the body's, and only during the call. */
+  onData(bytes: Uint8Array, start: number, end: number): void;
   onEnd(): void;
   onError(error: Error): void;
 }
@@ -48,9 +48,18 @@ class Active implements Exchange {
 
   constructor(
     readonly connection: BackendConnection,
-    readonly request: Uint8Array,
+    /**
+     * Kept while the call may still be sent again (no answer yet) or is being written, then let go: a long
+     * stream's request would otherwise keep the block it was cut from for as long as the stream runs.
+     */
+    public request: Uint8Array | undefined,
     readonly handler: ExchangeHandler,
   ) {}
+
+  /** The request is written and answered: nothing needs it any more. */
+  settled(): void {
+    if (this.written && this.answered) this.request = undefined;
+  }
 
   pause(): void {
     this.paused = true;
@@ -98,10 +107,10 @@ export class BackendConnection {
     parser[HTTPParser.kOnBody] = (chunk, offset, length) => {
       const active = this.#active;
       if (!active || active.interim || this.#endedAt >= 0) return;
-      // The read buffer is reused: the chunk gets bytes of its own.
-      // The chunk is the parser's view into `#buffer`: its bytes are taken from `#bytes`, a view costing less.
+      // The chunk is the parser's view into `#buffer`: the handler gets `#bytes`, a view costing less, and
+      // copies what it keeps (the buffer is read into again).
       const start = chunk.byteOffset - this.#buffer.byteOffset + offset;
-      active.handler.onData(copyOf(this.#bytes, start, start + length));
+      active.handler.onData(this.#bytes, start, start + length);
     };
     parser[HTTPParser.kOnMessageComplete] = () => {
       const active = this.#active;
@@ -127,12 +136,13 @@ export class BackendConnection {
   }
 
   async #write(active: Active): Promise<void> {
-    const request = active.request;
+    const request = active.request!;
     try {
       for (let sent = 0; sent < request.byteLength;) {
         sent += await this.conn.write(sent ? request.subarray(sent) : request);
       }
       active.written = true;
+      active.settled();
     } catch (error) {
       // A write that fails once its exchange is over still means a broken connection.
       if (this.#active === active) this.#lost(error);
@@ -185,6 +195,7 @@ export class BackendConnection {
     // Bytes nobody asked for: the connection is out of step and cannot be trusted with another call.
     if (!active) return this.close();
     active.answered = true;
+    active.settled();
     const outcome = this.#parser.execute(this.#buffer, 0, n);
     if (outcome instanceof Error) {
       return this.ended(active, new Error(`the backend's answer is not HTTP (${outcome.message})`));
@@ -215,7 +226,7 @@ export class BackendConnection {
       // on a new connection, once.
       this.#active = undefined;
       this.close();
-      return this.onResend(active.request, active.handler);
+      return this.onResend(active.request!, active.handler);
     }
     this.ended(
       active,

@@ -2,8 +2,9 @@
  * @module A backend call's small pieces of bytes (its request, each body chunk copied out of the read
  * buffer), cut from shared blocks as Node's Buffer pool cuts them, but from blocks four times its size: each
  * new block costs far more than its bytes (profiled under short streams: the pool's new 8 KB blocks were some
- * 2 µs of a request, the request's separate length count 1 µs more). A piece kept alive keeps its block, so a
- * block stays small enough that a paused stream's last chunk holds little.
+ * 2 µs of a request, the request's separate length count 1 µs more). A piece kept alive keeps its whole
+ * block, so pieces are for what is let go soon: a request is dropped once written and answered, and a chunk
+ * that must wait behind another for a slow reader gets bytes of its own (`upstream.ts`).
  */
 import { Buffer } from "node:buffer";
 

@@ -30,8 +30,8 @@ function call(connections: Connections, origin: string, request: Uint8Array = RE
       onHead(status) {
         outcome.status = status;
       },
-      onData(chunk) {
-        outcome.body += new TextDecoder().decode(chunk);
+      onData(bytes, start, end) {
+        outcome.body += new TextDecoder().decode(bytes.subarray(start, end));
       },
       onEnd() {
         resolve(outcome);

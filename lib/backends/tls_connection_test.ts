@@ -64,8 +64,8 @@ Deno.test("an https backend is called on a TLS connection, kept for the next cal
             onHead(status) {
               assert.equal(status, 200);
             },
-            onData(chunk) {
-              text += new TextDecoder().decode(chunk);
+            onData(bytes, start, end) {
+              text += new TextDecoder().decode(bytes.subarray(start, end));
             },
             onEnd: () => resolve(text),
             onError: reject,

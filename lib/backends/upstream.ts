@@ -11,7 +11,7 @@ import type { Exchange, ExchangeHandler } from "./backend_connection.ts";
 import { Connections } from "./connections.ts";
 import type { CallAbort } from "./call_abort.ts";
 import { memoByUrl } from "./url_memo.ts";
-import { framedRequest } from "./byte_blocks.ts";
+import { copyOf, framedRequest } from "./byte_blocks.ts";
 
 /** The next chunk of a body, or its end; `read` rejects when the body breaks off. */
 export interface ChunkReader {
@@ -128,7 +128,10 @@ class Call implements ExchangeHandler, UpstreamAnswer {
     this.resolve(this);
   }
 
-  onData(chunk: Uint8Array): void {
+  onData(bytes: Uint8Array, start: number, end: number): void {
+    // A chunk queued behind another waits for a reader that is behind, maybe for long: it gets bytes of its
+    // own, so that a slow client's queue keeps no shared blocks (at most its first chunk's).
+    const chunk = this.#queue.length ? bytes.slice(start, end) : copyOf(bytes, start, end);
     this.#queue.push(chunk);
     this.#queued += chunk.byteLength;
     if (this.#queued > HIGH_WATER && !this.#whole) this.#controller?.pause();

@@ -49,6 +49,29 @@ Deno.test("a body read chunk by chunk by a slow reader arrives whole and in orde
   }
 });
 
+Deno.test("chunks piling up behind a reader that does not read hold bytes of their own, not shared blocks", async () => {
+  const server = numberedLines(5_000);
+  try {
+    const answer = await post(
+      `http://127.0.0.1:${server.addr.port}/`,
+      { "content-type": "application/json" },
+      "{}",
+      new CallAbort(),
+    );
+    // Nothing is read until the connection has paused (the high-water mark passed) or the body ended.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const reader = answer.chunks();
+    const queued: Uint8Array[] = [];
+    for (let read = reader.take(); read && !read.done; read = reader.take()) queued.push(read.value);
+    assert.ok(queued.length > 1, `${queued.length} chunks queued`);
+    // The first came to an empty queue; each one after it waited behind it.
+    for (const chunk of queued.slice(1)) assert.equal(chunk.buffer.byteLength, chunk.byteLength);
+    reader.cancel();
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("a header that would break the request's framing, or that the connection sets, fails the call before anything is sent", async () => {
   let requests = 0;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
