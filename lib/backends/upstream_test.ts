@@ -18,16 +18,21 @@ function numberedLines(parts: number) {
   });
 }
 
+/** A chat-like call to a loopback `server`. */
+function postTo(server: Deno.HttpServer<Deno.NetAddr>) {
+  return post(
+    `http://127.0.0.1:${server.addr.port}/`,
+    { "content-type": "application/json" },
+    "{}",
+    new CallAbort(),
+  );
+}
+
 Deno.test("a body read chunk by chunk by a slow reader arrives whole and in order, through pauses", async () => {
   const parts = 20_000;
   const server = numberedLines(parts);
   try {
-    const answer = await post(
-      `http://127.0.0.1:${server.addr.port}/`,
-      { "content-type": "application/json" },
-      "{}",
-      new CallAbort(),
-    );
+    const answer = await postTo(server);
     assert.equal(answer.status, 200);
     const reader = answer.chunks();
     const decoder = new TextDecoder();
@@ -52,12 +57,7 @@ Deno.test("a body read chunk by chunk by a slow reader arrives whole and in orde
 Deno.test("chunks piling up behind a reader that does not read hold bytes of their own, not shared blocks", async () => {
   const server = numberedLines(5_000);
   try {
-    const answer = await post(
-      `http://127.0.0.1:${server.addr.port}/`,
-      { "content-type": "application/json" },
-      "{}",
-      new CallAbort(),
-    );
+    const answer = await postTo(server);
     // Nothing is read until the connection has paused (the high-water mark passed) or the body ended.
     await new Promise((resolve) => setTimeout(resolve, 200));
     const reader = answer.chunks();
