@@ -13,6 +13,7 @@
 import type { ChatMessage } from "../chat/types.ts";
 import { ClientClosed, GatewayError, QueueFull, QueueTimeout } from "../errors.ts";
 import { AffinityTable, prefixPrints } from "./affinity.ts";
+import { hasFreeSlot, roomOver } from "./free_slots.ts";
 import type { Candidate } from "./candidates.ts";
 import { rank, type RouteReason } from "./scorer.ts";
 import type { ServerState } from "./server_state.ts";
@@ -190,16 +191,7 @@ export class Scheduler {
   #mayTake(model: string, tenant: Tenant | undefined, order: readonly Candidate[]): boolean {
     if (!tenant || !this.#shares.contended(model)) return true;
     const { state, now } = this.options;
-    const room = { free: 0, total: 0, sureFree: 0, sureTotal: 0 };
-    for (const c of order) {
-      const { slots, sure } = state.slots(c.server.name, c.server.slots);
-      const load = state.load(c.server.name);
-      room.total += slots;
-      room.free += Math.max(0, slots - load);
-      room.sureTotal += sure;
-      room.sureFree += Math.max(0, sure - load);
-    }
-    return this.#shares.mayTake(model, tenant, room, now());
+    return this.#shares.mayTake(model, tenant, roomOver(state, order), now());
   }
 
   /** The first candidate's slot is held for it (`reserve`); `begin` there turns the hold into its claim. */
@@ -248,7 +240,7 @@ export class Scheduler {
             (pass === "overdue" && w.overtaken < MAX_OVERTAKEN);
           // Ranked only where a slot is free: most changes free none, and ranking every waiter at each of
           // them was most of the queue's garbage.
-          if (skip || !this.#roomFor(w.candidates)) {
+          if (skip || !hasFreeSlot(state, w.candidates)) {
             passed.push(w);
             continue;
           }
@@ -284,18 +276,6 @@ export class Scheduler {
     } finally {
       this.#pumping = false;
     }
-  }
-
-  /** Whether a routable candidate has a free slot: without one, its ranking has no room (`rank`'s `room`). */
-  #roomFor(candidates: readonly Candidate[]): boolean {
-    const { state } = this.options;
-    for (const c of candidates) {
-      const name = c.server.name;
-      if (state.load(name) < state.limit(name, c.server.slots) && state.isRoutable(name, c.model.tag)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   #sweepNow(): void {

@@ -16,6 +16,7 @@ import { outcomeOf, type ServerStateOptions, type Slots } from "./server_options
 import type { ModelFacts } from "./model_facts.ts";
 import { canonicalModel } from "./canonical_model.ts";
 import { LearnedSlots, LEARNING } from "./learned_slots.ts";
+import { slotFigures, slotLimit } from "./slot_figures.ts";
 import { Admission, Entry, type Ticket } from "./server_entry.ts";
 import type { SharedLoad } from "./shared_load.ts";
 import { type Tenant, TenantCounts } from "./tenants.ts";
@@ -135,31 +136,21 @@ export class ServerState {
     return this.#servers.get(server)?.residency.full ?? true;
   }
 
-  /**
-   * The slots the scheduler counts for a server: the admin's `--slots` (`declared`, here or as the
-   * candidate's record says), else what the server showed (`discovered`), else what the gateway learned.
-   */
+  /** The slots the scheduler counts for a server (`slot_figures.ts`). */
   slots(server: string, declared: number | undefined): Slots {
-    if (declared !== undefined) return { slots: declared, source: "declared", sure: declared };
-    const entry = this.#servers.get(server);
-    const discovered = entry?.discoveredSlots;
-    if (discovered !== undefined) return { slots: discovered, source: "discovered", sure: discovered };
-    // Workers of one process go by the figure the last of them learned.
-    const limit = this.#shared?.learned(server) || entry?.learned.limit || this.#learnStart;
-    if (!entry) return { slots: limit, source: "learned", sure: limit };
-    return {
-      slots: limit,
-      source: "learned",
-      sure: Math.min(limit, entry.learned.proven(this.#now()) ?? limit),
-    };
+    return slotFigures(
+      server,
+      declared,
+      this.#servers.get(server),
+      this.#shared,
+      this.#learnStart,
+      this.#now,
+    );
   }
 
   /** The `slots` figure of `slots()` alone: what a check for a free slot needs, without a clock read. */
   limit(server: string, declared: number | undefined): number {
-    if (declared !== undefined) return declared;
-    const entry = this.#servers.get(server);
-    return entry?.discoveredSlots ??
-      (this.#shared?.learned(server) || entry?.learned.limit || this.#learnStart);
+    return slotLimit(server, declared, this.#servers.get(server), this.#shared, this.#learnStart);
   }
 
   #slotsView(server: string): { slots: number; slotsSource: SlotsSource } {
